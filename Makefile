@@ -1,0 +1,70 @@
+# snarkd build. `make help` lists the targets.
+GO        ?= go
+NVCC      ?= nvcc
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/snarkd/snarkd/buildinfo.Version=$(VERSION)
+TEST_TIMEOUT ?= 45m
+# sm_90 SASS for Hopper plus compute_90 PTX so newer GPUs can JIT the kernels.
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -std=c++17 --expt-relaxed-constexpr -Xcompiler -fPIC,-O3 $(CUDA_ARCH)
+
+NATIVE_SRC := $(wildcard native/*.cu)
+NATIVE_HDR := $(wildcard native/*.h native/*.cuh)
+NATIVE_OBJ := $(patsubst native/%.cu,native/build/%.o,$(NATIVE_SRC))
+NATIVE_LIB := native/build/libsnarkd_native.a
+
+.PHONY: all build run demo test lint cuda native gpu-bundle clean help
+
+all: build
+
+help:
+	@echo "build       bin/snarkd (CPU backend, no CUDA needed)"
+	@echo "run         build and start the daemon on 127.0.0.1:9810 with repo ~/.snarkd"
+	@echo "test        go test -race ./... (GPU tests skip without a GPU)"
+	@echo "lint        gofmt check, go vet, staticcheck"
+	@echo "cuda        compile native/ with nvcc and build bin/snarkd-cuda (-tags cuda)"
+	@echo "gpu-bundle  cuda test binaries + run script in gpubundle/ for a GPU host"
+	@echo "clean       remove build outputs"
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/snarkd ./cmd/snarkd
+
+run: build
+	./bin/snarkd run
+
+test:
+	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) vet -tags cuda ./gpu/... 2>/dev/null || $(GO) vet -tags cuda ./gpu/
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+
+native/build/%.o: native/%.cu $(NATIVE_HDR)
+	@mkdir -p native/build
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(NATIVE_LIB): $(NATIVE_OBJ)
+	ar rcs $@ $^
+
+native: $(NATIVE_LIB)
+
+cuda: $(NATIVE_LIB)
+	CGO_ENABLED=1 $(GO) build -trimpath -tags cuda -ldflags "$(LDFLAGS)" -o bin/snarkd-cuda ./cmd/snarkd
+
+# Test and benchmark binaries for a GPU host, which has no Go toolchain: copy gpubundle/ there
+# (or carry it) and run gpubundle/run.sh.
+gpu-bundle: $(NATIVE_LIB) cuda
+	@rm -rf gpubundle && mkdir -p gpubundle
+	@for p in $$($(GO) list -tags cuda -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./gpu/... ./prover/... 2>/dev/null); do \
+		name=$$(echo $$p | sed 's|github.com/snarkd/snarkd/||; s|/|_|g'); \
+		echo "test binary $$name"; \
+		CGO_ENABLED=1 $(GO) test -c -tags cuda -ldflags "$(LDFLAGS)" -o gpubundle/$$name.test $$p || exit 1; \
+	done
+	cp bin/snarkd-cuda gpubundle/
+	cp scripts/gpu-bundle-run.sh gpubundle/run.sh
+	@echo "gpubundle/ ready: run gpubundle/run.sh on a GPU host"
+
+clean:
+	rm -rf bin gpubundle native/build

@@ -1,0 +1,56 @@
+// Device inventory for the Go side's scheduler: name, memory and SM count per device.
+#include <cstring>
+
+#include "error.cuh"
+
+extern "C" snarkd_status snarkd_device_count(int32_t *count) {
+    if (count == nullptr) return SNARKD_ERR_INVALID_ARGUMENT;
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver) {
+        (void)cudaGetLastError();
+        *count = 0;
+        return SNARKD_OK;
+    }
+    SNARKD_CHECK(err);
+    *count = n;
+    return SNARKD_OK;
+}
+
+extern "C" snarkd_status snarkd_device_info_get(int32_t ordinal, snarkd_device_info *out) {
+    if (out == nullptr) return SNARKD_ERR_INVALID_ARGUMENT;
+    int n = 0;
+    SNARKD_CHECK(cudaGetDeviceCount(&n));
+    if (ordinal < 0 || ordinal >= n) {
+        snarkd::set_last_error("device ordinal %d out of range (have %d)", ordinal, n);
+        return SNARKD_ERR_NO_DEVICE;
+    }
+    cudaDeviceProp prop;
+    SNARKD_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+    int prev = 0;
+    SNARKD_CHECK(cudaGetDevice(&prev));
+    SNARKD_CHECK(cudaSetDevice(ordinal));
+    size_t free_b = 0, total_b = 0;
+    cudaError_t err = cudaMemGetInfo(&free_b, &total_b);
+    cudaSetDevice(prev);
+    SNARKD_CHECK(err);
+    memset(out, 0, sizeof *out);
+    strncpy(out->name, prop.name, sizeof out->name - 1);
+    out->total_mem = total_b;
+    out->free_mem = free_b;
+    out->sm_count = prop.multiProcessorCount;
+    out->cc_major = prop.major;
+    out->cc_minor = prop.minor;
+    out->pci_bus_id = prop.pciBusID;
+    return SNARKD_OK;
+}
+
+extern "C" snarkd_status snarkd_versions(int32_t *runtime_version, int32_t *driver_version) {
+    if (runtime_version == nullptr || driver_version == nullptr) return SNARKD_ERR_INVALID_ARGUMENT;
+    int rt = 0, drv = 0;
+    SNARKD_CHECK(cudaRuntimeGetVersion(&rt));
+    SNARKD_CHECK(cudaDriverGetVersion(&drv));
+    *runtime_version = rt;
+    *driver_version = drv;
+    return SNARKD_OK;
+}
