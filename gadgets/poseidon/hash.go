@@ -1,0 +1,173 @@
+package poseidon
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+func sbox(x *fr.Element) {
+	var t fr.Element
+	t.Square(x)
+	t.Square(&t)
+	x.Mul(x, &t)
+}
+
+// initialState places the tag and the preimage, zero-padding a
+// ConstantLength preimage shorter than the arity.
+func (c *Constants) initialState(preimage []fr.Element) ([]fr.Element, error) {
+	switch {
+	case c.Type.Kind == ConstantLength:
+		if uint64(len(preimage)) != c.Type.Param {
+			return nil, fmt.Errorf("poseidon: preimage of %d elements for constant length %d", len(preimage), c.Type.Param)
+		}
+	case len(preimage) != c.Arity:
+		return nil, fmt.Errorf("poseidon: preimage of %d elements for arity %d", len(preimage), c.Arity)
+	}
+	st := make([]fr.Element, c.Width)
+	st[0] = c.DomainTag
+	copy(st[1:], preimage)
+	return st, nil
+}
+
+// Hash returns the Poseidon hash of preimage using the optimized (compressed
+// constants, sparse matrices) evaluation order neptune uses by default.
+func (c *Constants) Hash(preimage []fr.Element) (fr.Element, error) {
+	st, err := c.initialState(preimage)
+	if err != nil {
+		return fr.Element{}, err
+	}
+	c.permuteOptimized(st)
+	return st[1], nil
+}
+
+// MustHash is Hash for callers whose preimage length is fixed by construction.
+func (c *Constants) MustHash(preimage []fr.Element) fr.Element {
+	h, err := c.Hash(preimage)
+	if err != nil {
+		panic(err)
+	}
+	return h
+}
+
+// HashUnoptimized evaluates the textbook permutation (all round keys before
+// each S-box layer, dense MDS everywhere); it must agree with Hash.
+func (c *Constants) HashUnoptimized(preimage []fr.Element) (fr.Element, error) {
+	st, err := c.initialState(preimage)
+	if err != nil {
+		return fr.Element{}, err
+	}
+	t := c.Width
+	off := 0
+	round := func(full bool) {
+		for i := 0; i < t; i++ {
+			st[i].Add(&st[i], &c.RoundConstants[off+i])
+		}
+		off += t
+		if full {
+			for i := range st {
+				sbox(&st[i])
+			}
+		} else {
+			sbox(&st[0])
+		}
+		copy(st, c.MDS.leftApply(st))
+	}
+	for i := 0; i < c.HalfFullRounds; i++ {
+		round(true)
+	}
+	for i := 0; i < c.PartialRounds; i++ {
+		round(false)
+	}
+	for i := 0; i < c.HalfFullRounds; i++ {
+		round(true)
+	}
+	return st[1], nil
+}
+
+func (c *Constants) permuteOptimized(st []fr.Element) {
+	crc := c.CompressedRoundConstants
+	off := 0
+	for i := range st {
+		st[i].Add(&st[i], &crc[i])
+	}
+	off += c.Width
+	round := 0
+	full := func(last bool) {
+		for i := range st {
+			sbox(&st[i])
+			if !last {
+				st[i].Add(&st[i], &crc[off+i])
+			}
+		}
+		if !last {
+			off += c.Width
+		}
+		c.applyRoundMatrix(st, round)
+		round++
+	}
+	for i := 0; i < c.HalfFullRounds; i++ {
+		full(false)
+	}
+	for i := 0; i < c.PartialRounds; i++ {
+		sbox(&st[0])
+		st[0].Add(&st[0], &crc[off])
+		off++
+		c.applyRoundMatrix(st, round)
+		round++
+	}
+	for i := 1; i < c.HalfFullRounds; i++ {
+		full(false)
+	}
+	full(true)
+}
+
+// applyRoundMatrix applies the linear layer of round r: the pre-sparse matrix
+// in the last initial full round, sparse matrices in the partial rounds and
+// the MDS elsewhere. Matrices act on the state as a row vector (state·M).
+func (c *Constants) applyRoundMatrix(st []fr.Element, r int) {
+	half := c.HalfFullRounds
+	switch {
+	case r == half-1:
+		copy(st, rowTimes(st, c.PreSparseMatrix))
+	case r > half-1 && r < half+c.PartialRounds:
+		applySparse(st, &c.SparseMatrices[r-half])
+	default:
+		copy(st, rowTimes(st, c.MDS))
+	}
+}
+
+func rowTimes(v []fr.Element, m matrix) []fr.Element {
+	r := make([]fr.Element, len(v))
+	var tmp fr.Element
+	for j := range r {
+		for i := range v {
+			tmp.Mul(&m[i][j], &v[i])
+			r[j].Add(&r[j], &tmp)
+		}
+	}
+	return r
+}
+
+func applySparse(st []fr.Element, sm *SparseMatrix) {
+	var first, tmp fr.Element
+	for i := range st {
+		tmp.Mul(&sm.WHat[i], &st[i])
+		first.Add(&first, &tmp)
+	}
+	for j := 1; j < len(st); j++ {
+		tmp.Mul(&sm.VRest[j-1], &st[0])
+		st[j].Add(&st[j], &tmp)
+	}
+	st[0] = first
+}
+
+// HashMerkle hashes arity = len(preimage) elements with the Standard
+// MerkleTree constants (tag 2^arity − 1), as every Filecoin tree does.
+func HashMerkle(preimage ...fr.Element) (fr.Element, error) {
+	c, err := New(len(preimage), Standard, HashType{Kind: MerkleTree})
+	if err != nil {
+		return fr.Element{}, err
+	}
+	return c.Hash(preimage)
+}
