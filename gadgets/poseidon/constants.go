@@ -67,11 +67,11 @@ var SnapDealsType = HashType{Kind: Custom, Param: 1}
 
 // Constants holds everything a permutation of one arity needs.
 type Constants struct {
-	Arity, Width                            int
+	Arity, Width                              int
 	FullRounds, HalfFullRounds, PartialRounds int
-	Strength                                Strength
-	Type                                    HashType
-	DomainTag                               fr.Element
+	Strength                                  Strength
+	Type                                      HashType
+	DomainTag                                 fr.Element
 	// RoundConstants are the Grain constants, Width per round.
 	RoundConstants []fr.Element
 	// MDS is the Cauchy matrix (symmetric); MDSInv its inverse.
