@@ -1,0 +1,197 @@
+package cs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// ProvingAssignment is the witness-mode system the Groth16 prover consumes (bellperson's
+// ProvingAssignment): every Enforce appends ⟨A,z⟩, ⟨B,z⟩, ⟨C,z⟩ to A, B, C.
+//
+// Density rules: a term with a non-zero coefficient sets its variable's bit; A tracks aux only
+// (inputs are always dense in A), B tracks inputs and aux, C tracks nothing.
+type ProvingAssignment struct {
+	A, B, C []fr.Element
+	Input   []fr.Element // Input[0] is ONE
+	Aux     []fr.Element
+
+	AAuxDensity   *Density
+	BInputDensity *Density
+	BAuxDensity   *Density
+
+	ctx    context.Context
+	allocs int
+}
+
+// NewProvingAssignment returns an empty assignment with capacity for the given shape (pass the
+// shape from a blank synthesis so that the vectors never regrow; the zero Shape is fine).
+func NewProvingAssignment(capacity Shape) *ProvingAssignment {
+	return &ProvingAssignment{
+		A:             make([]fr.Element, 0, capacity.NumConstraints),
+		B:             make([]fr.Element, 0, capacity.NumConstraints),
+		C:             make([]fr.Element, 0, capacity.NumConstraints),
+		Input:         make([]fr.Element, 0, capacity.NumInputs),
+		Aux:           make([]fr.Element, 0, capacity.NumAux),
+		AAuxDensity:   NewDensity(capacity.NumAux),
+		BInputDensity: NewDensity(capacity.NumInputs),
+		BAuxDensity:   NewDensity(capacity.NumAux),
+		ctx:           context.Background(),
+	}
+}
+
+// Shape returns the current counts.
+func (p *ProvingAssignment) Shape() Shape {
+	return Shape{NumInputs: len(p.Input), NumAux: len(p.Aux), NumConstraints: len(p.A)}
+}
+
+// ctxCheckMask sets how often Alloc polls the context (every 2^16 allocations).
+const ctxCheckMask = 1<<16 - 1
+
+func (p *ProvingAssignment) poll() error {
+	p.allocs++
+	if p.allocs&ctxCheckMask == 0 && p.ctx != nil {
+		if err := p.ctx.Err(); err != nil {
+			return fmt.Errorf("synthesis interrupted: %w", err)
+		}
+	}
+	return nil
+}
+
+// Alloc implements ConstraintSystem.
+func (p *ProvingAssignment) Alloc(name string, value ValueFunc) (Variable, error) {
+	v, err := value()
+	if err != nil {
+		return 0, err
+	}
+	return p.AllocValue(name, &v)
+}
+
+// AllocValue implements ConstraintSystem.
+func (p *ProvingAssignment) AllocValue(_ string, value *fr.Element) (Variable, error) {
+	if err := p.poll(); err != nil {
+		return 0, err
+	}
+	if err := checkCount("aux", len(p.Aux)); err != nil {
+		return 0, err
+	}
+	p.Aux = append(p.Aux, *value)
+	p.AAuxDensity.AddBit()
+	p.BAuxDensity.AddBit()
+	return AuxVariable(len(p.Aux) - 1), nil
+}
+
+// AllocInput implements ConstraintSystem.
+func (p *ProvingAssignment) AllocInput(name string, value ValueFunc) (Variable, error) {
+	v, err := value()
+	if err != nil {
+		return 0, err
+	}
+	return p.AllocInputValue(name, &v)
+}
+
+// AllocInputValue implements ConstraintSystem.
+func (p *ProvingAssignment) AllocInputValue(_ string, value *fr.Element) (Variable, error) {
+	if err := checkCount("input", len(p.Input)); err != nil {
+		return 0, err
+	}
+	p.Input = append(p.Input, *value)
+	p.BInputDensity.AddBit()
+	return InputVariable(len(p.Input) - 1), nil
+}
+
+// Enforce implements ConstraintSystem.
+func (p *ProvingAssignment) Enforce(_ string, a, b, c LinearCombination) {
+	p.A = append(p.A, evalTracked(a, p.Input, p.Aux, nil, p.AAuxDensity))
+	p.B = append(p.B, evalTracked(b, p.Input, p.Aux, p.BInputDensity, p.BAuxDensity))
+	p.C = append(p.C, c.Eval(p.Input, p.Aux))
+}
+
+// Push implements ConstraintSystem (names are not kept).
+func (p *ProvingAssignment) Push(string) {}
+
+// PushIndexed implements ConstraintSystem (names are not kept).
+func (p *ProvingAssignment) PushIndexed(string, int) {}
+
+// Pop implements ConstraintSystem.
+func (p *ProvingAssignment) Pop() {}
+
+// WitnessMode implements ConstraintSystem: true.
+func (p *ProvingAssignment) WitnessMode() bool { return true }
+
+// evalTracked is bellperson's lc::eval_with_trackers: zero coefficients are skipped and set no
+// density; a nil tracker tracks nothing.
+func evalTracked(lc LinearCombination, inputs, aux []fr.Element, inDens, auxDens *Density) fr.Element {
+	var acc, t fr.Element
+	for i := range lc {
+		term := &lc[i]
+		if term.Coeff.IsZero() {
+			continue
+		}
+		var val *fr.Element
+		idx := term.Var.Index()
+		if term.Var.IsInput() {
+			val = &inputs[idx]
+			if inDens != nil {
+				inDens.Inc(idx)
+			}
+		} else {
+			val = &aux[idx]
+			if auxDens != nil {
+				auxDens.Inc(idx)
+			}
+		}
+		if term.Coeff.IsOne() {
+			acc.Add(&acc, val)
+		} else {
+			t.Mul(&term.Coeff, val)
+			acc.Add(&acc, &t)
+		}
+	}
+	return acc
+}
+
+// Extend appends other, a system synthesized separately (with its own ONE at input 0), as
+// bellperson's ProvingAssignment::extend: a, b, c and aux are concatenated, other's inputs after
+// its ONE are appended, and its ONE density bit is OR-ed into input 0. Constraints of other must
+// reference only its own variables.
+func (p *ProvingAssignment) Extend(other *ProvingAssignment) {
+	p.A = append(p.A, other.A...)
+	p.B = append(p.B, other.B...)
+	p.C = append(p.C, other.C...)
+	p.Aux = append(p.Aux, other.Aux...)
+	p.AAuxDensity.Extend(other.AAuxDensity, false)
+	p.BAuxDensity.Extend(other.BAuxDensity, false)
+	if len(other.Input) > 0 {
+		p.Input = append(p.Input, other.Input[1:]...)
+	}
+	p.BInputDensity.Extend(other.BInputDensity, true)
+}
+
+// enforceInputRows appends bellperson's input_i · 0 = 0 rows, which make A dense over inputs.
+func enforceInputRows(sys ConstraintSystem, numInputs int) {
+	for i := 0; i < numInputs; i++ {
+		sys.Enforce("", LCOf(InputVariable(i)), nil, nil)
+	}
+}
+
+// SynthesizeProving runs circuit in witness mode as bellperson's prover does: ONE is allocated
+// as input 0, the circuit synthesizes, then one input_i·0=0 constraint is added per input.
+// capacity (may be zero) presizes the vectors; ctx cancels synthesis between allocations.
+func SynthesizeProving(ctx context.Context, circuit Circuit, capacity Shape) (*ProvingAssignment, error) {
+	p := NewProvingAssignment(capacity)
+	p.ctx = ctx
+	if _, err := p.AllocInputValue("ONE", &oneElement); err != nil {
+		return nil, err
+	}
+	if err := circuit.Synthesize(p); err != nil {
+		return nil, fmt.Errorf("synthesizing circuit: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("synthesis interrupted: %w", err)
+	}
+	enforceInputRows(p, len(p.Input))
+	p.ctx = nil
+	return p, nil
+}
