@@ -8,6 +8,9 @@ TEST_TIMEOUT ?= 45m
 CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -std=c++17 --expt-relaxed-constexpr -Xcompiler -fPIC,-O3 $(CUDA_ARCH)
 
+# Packages whose tests exercise CUDA code; their test binaries go into the GPU bundle.
+GPU_TEST_PKGS := $(sort $(patsubst %/,./%/...,$(dir $(wildcard gpu/*_test.go prover/*_test.go))))
+
 NATIVE_SRC := $(wildcard native/*.cu)
 NATIVE_HDR := $(wildcard native/*.h native/*.cuh)
 NATIVE_OBJ := $(patsubst native/%.cu,native/build/%.o,$(NATIVE_SRC))
@@ -38,8 +41,9 @@ test:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags cuda ./gpu/... 2>/dev/null || $(GO) vet -tags cuda ./gpu/
+	$(GO) vet -tags cuda ./gpu/... ./cmd/...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags cuda ./gpu/... ./cmd/...
 
 native/build/%.o: native/%.cu $(NATIVE_HDR)
 	@mkdir -p native/build
@@ -57,7 +61,8 @@ cuda: $(NATIVE_LIB)
 # (or carry it) and run gpubundle/run.sh.
 gpu-bundle: $(NATIVE_LIB) cuda
 	@rm -rf gpubundle && mkdir -p gpubundle
-	@for p in $$($(GO) list -tags cuda -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./gpu/... ./prover/... 2>/dev/null); do \
+	@pkgs=$$($(GO) list -tags cuda -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' $(GPU_TEST_PKGS)) || exit 1; \
+	for p in $$pkgs; do \
 		name=$$(echo $$p | sed 's|github.com/snarkd/snarkd/||; s|/|_|g'); \
 		echo "test binary $$name"; \
 		CGO_ENABLED=1 $(GO) test -c -tags cuda -ldflags "$(LDFLAGS)" -o gpubundle/$$name.test $$p || exit 1; \

@@ -11,15 +11,15 @@ status=0
 for t in "$here"/*.test; do
   [ -e "$t" ] || continue
   name=$(basename "$t" .test)
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   "$t" -test.v -test.timeout 20m "$@" >"$logdir/$name.log" 2>&1
   rc=$?
-  secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
   pass=$(grep -c -- '^--- PASS' "$logdir/$name.log")
   fail=$(grep -c -- '^--- FAIL' "$logdir/$name.log")
   skip=$(grep -c -- '^--- SKIP' "$logdir/$name.log")
   [ $rc -ne 0 ] && status=1
-  rows+=("$(printf '%-24s rc=%-3s pass=%-4s fail=%-4s skip=%-4s %ss' "$name" "$rc" "$pass" "$fail" "$skip" "$secs")")
+  rows+=("$(printf '%-24s rc=%-3s pass=%-4s fail=%-4s skip=%-4s %sms' "$name" "$rc" "$pass" "$fail" "$skip" "$ms")")
   grep -E -- '^(=== RUN|--- |\s+\S+_test.go:|Benchmark|PASS|FAIL|ok)' "$logdir/$name.log" | grep -v '^=== RUN' | tail -40
 done
 echo

@@ -1,0 +1,59 @@
+// Command snarkd is the remote Groth16 prover daemon for Filecoin storage providers and its CLI.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/snarkd/snarkd/buildinfo"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newApp().RunContext(ctx, os.Args); err != nil {
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			fmt.Fprintln(os.Stderr, "snarkd:", err)
+			os.Exit(ec.ExitCode())
+		}
+		fmt.Fprintln(os.Stderr, "snarkd:", err)
+		os.Exit(1)
+	}
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:                 "snarkd",
+		Usage:                "remote Groth16 prover for Filecoin (PoRep C2, WindowPoSt, WinningPoSt, SnapDeals)",
+		Version:              buildinfo.String(),
+		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:    "repo",
+				Usage:   "repo directory holding config.toml, the job journal and the API endpoint file",
+				EnvVars: []string{"SNARKD_PATH"},
+				Value:   "~/.snarkd",
+			},
+			&cli.StringFlag{
+				Name:  "log-level",
+				Usage: "log level: debug, info, warn, error (overrides Log.Level)",
+			},
+			&cli.StringFlag{
+				Name:  "log-format",
+				Usage: "log format: text or json (overrides Log.Format)",
+			},
+		},
+		Commands: []*cli.Command{
+			runCommand(),
+			devicesCommand(),
+			benchCommand(),
+		},
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	logging "github.com/ipfs/go-log/v2"
+	"github.com/urfave/cli/v2"
+
+	"github.com/snarkd/snarkd/buildinfo"
+	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/plugin"
+)
+
+var log = logging.Logger("snarkd/cmd")
+
+// apiFile is the repo file holding the daemon's API endpoint, for CLI clients on the same host.
+const apiFile = "api"
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "start the proving daemon",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Usage: "host:port for the JSON-RPC API (overrides API.ListenAddress)"},
+			&cli.StringFlag{Name: "backend", Usage: "proving backend: auto, cpu or cuda (overrides Prover.Backend)"},
+		},
+		Action: func(c *cli.Context) error {
+			repo, err := repoPath(c)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(repo, 0o700); err != nil {
+				return fmt.Errorf("creating repo %s: %w", repo, err)
+			}
+			if _, err := config.WriteDefault(repo); err != nil {
+				return err
+			}
+			cfg, err := loadConfig(c, repo)
+			if err != nil {
+				return err
+			}
+			if v := c.String("listen"); v != "" {
+				cfg.API.ListenAddress = v
+			}
+			if v := c.String("backend"); v != "" {
+				cfg.Prover.Backend = v
+			}
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			backend, err := resolveBackend(cfg.Prover.Backend)
+			if err != nil {
+				return err
+			}
+
+			ln, err := net.Listen("tcp", cfg.API.ListenAddress)
+			if err != nil {
+				return fmt.Errorf("listening on %s: %w", cfg.API.ListenAddress, err)
+			}
+			addr := ln.Addr().(*net.TCPAddr)
+			info := apiInfo(addr)
+			if err := os.WriteFile(filepath.Join(repo, apiFile), []byte(info+"\n"), 0o600); err != nil {
+				ln.Close()
+				return fmt.Errorf("writing API endpoint file: %w", err)
+			}
+			defer os.Remove(filepath.Join(repo, apiFile))
+
+			if !addr.IP.IsLoopback() {
+				log.Warnw("API listening on a non-loopback address; anyone who can reach it can use it", "listen", addr.String())
+			}
+			log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", backend,
+				"listen", addr.String())
+			fmt.Fprintf(c.App.Writer, "snarkd %s listening on http://%s%s (backend %s)\n",
+				buildinfo.String(), addr, plugin.RPCPath, backend)
+			fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s\n", info)
+
+			srv := plugin.New(cfg, &plugin.ProverAPI{Backend: backend})
+			return srv.Serve(c.Context, ln, 30*time.Second)
+		},
+	}
+}
+
+// apiInfo renders the endpoint as a Lotus-style multiaddr, e.g. /ip4/127.0.0.1/tcp/9810/http.
+func apiInfo(addr *net.TCPAddr) string {
+	proto := "ip4"
+	ip := addr.IP
+	if ip.To4() == nil {
+		proto = "ip6"
+	}
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+		proto = "ip4"
+	}
+	return fmt.Sprintf("/%s/%s/tcp/%s/http", proto, ip, strconv.Itoa(addr.Port))
+}
+
+// resolveBackend turns the configured backend into the one this binary and host can run.
+func resolveBackend(want string) (string, error) {
+	switch want {
+	case "cpu":
+		return "cpu", nil
+	case "cuda":
+		if !gpu.CUDAEnabled {
+			return "", fmt.Errorf("Prover.Backend is cuda but %w", gpu.ErrNoCUDA)
+		}
+		n, err := gpu.DeviceCount()
+		if err != nil {
+			return "", fmt.Errorf("Prover.Backend is cuda: %w", err)
+		}
+		if n == 0 {
+			return "", fmt.Errorf("Prover.Backend is cuda but no CUDA device is visible")
+		}
+		return "cuda", nil
+	default: // auto
+		if !gpu.CUDAEnabled {
+			return "cpu", nil
+		}
+		n, err := gpu.DeviceCount()
+		if err != nil || n == 0 {
+			log.Warnw("no usable CUDA device, proving on the CPU", "err", err)
+			return "cpu", nil
+		}
+		return "cuda", nil
+	}
+}

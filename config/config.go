@@ -1,0 +1,209 @@
+// Package config loads snarkd's settings: built-in defaults, then the repo's config.toml, then
+// SNARKD_* environment variables, then command-line flags (applied by the caller).
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FileName is the config file inside the repo directory.
+const FileName = "config.toml"
+
+// Config is the whole daemon configuration. Every field carries its TOML key and the
+// environment variable that overrides it; docs/config.md documents each one.
+type Config struct {
+	API    API    `toml:"API"`
+	Log    Log    `toml:"Log"`
+	Prover Prover `toml:"Prover"`
+}
+
+// API configures the JSON-RPC endpoint.
+type API struct {
+	// ListenAddress is host:port for the HTTP server that serves /rpc/v0.
+	ListenAddress string `toml:"ListenAddress" env:"SNARKD_API_LISTEN"`
+	// MaxRequestBytes bounds one JSON-RPC request; a 64 GiB C1 output is about 100 MB of JSON.
+	MaxRequestBytes Bytes `toml:"MaxRequestBytes" env:"SNARKD_API_MAX_REQUEST_BYTES"`
+}
+
+// Log configures go-log/v2.
+type Log struct {
+	// Level is the level of every snarkd logger: debug, info, warn, error.
+	Level string `toml:"Level" env:"SNARKD_LOG_LEVEL"`
+	// Format is "text" (colour on a terminal) or "json".
+	Format string `toml:"Format" env:"SNARKD_LOG_FORMAT"`
+}
+
+// Prover selects how proofs are computed.
+type Prover struct {
+	// Backend is "auto" (CUDA when the binary has it and a GPU is visible), "cpu" or "cuda".
+	Backend string `toml:"Backend" env:"SNARKD_PROVER_BACKEND"`
+}
+
+// Default returns the built-in configuration used when no file or override says otherwise.
+func Default() Config {
+	return Config{
+		API:    API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20},
+		Log:    Log{Level: "info", Format: "text"},
+		Prover: Prover{Backend: "auto"},
+	}
+}
+
+// Load reads <repo>/config.toml over the defaults (a missing file is not an error), then applies
+// SNARKD_* variables from environ (os.Environ() format), and validates the result.
+func Load(repo string, environ []string) (Config, error) {
+	cfg := Default()
+	path := filepath.Join(repo, FileName)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return cfg, fmt.Errorf("reading %s: %w", path, err)
+	default:
+		md, err := toml.Decode(string(data), &cfg)
+		if err != nil {
+			return cfg, fmt.Errorf("parsing %s: %w", path, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			keys := make([]string, len(und))
+			for i, k := range und {
+				keys[i] = k.String()
+			}
+			return cfg, fmt.Errorf("parsing %s: unknown setting(s) %s", path, strings.Join(keys, ", "))
+		}
+	}
+	if err := applyEnv(&cfg, environ); err != nil {
+		return cfg, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// Validate reports the first setting whose value cannot work.
+func (c Config) Validate() error {
+	if _, _, err := net.SplitHostPort(c.API.ListenAddress); err != nil {
+		return fmt.Errorf("API.ListenAddress %q: want host:port: %w", c.API.ListenAddress, err)
+	}
+	if c.API.MaxRequestBytes < 1<<20 {
+		return fmt.Errorf("API.MaxRequestBytes %d: must be at least 1 MiB", c.API.MaxRequestBytes)
+	}
+	switch strings.ToLower(c.Log.Level) {
+	case "debug", "info", "warn", "error", "dpanic", "panic", "fatal":
+	default:
+		return fmt.Errorf("Log.Level %q: want debug, info, warn or error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("Log.Format %q: want text or json", c.Log.Format)
+	}
+	switch c.Prover.Backend {
+	case "auto", "cpu", "cuda":
+	default:
+		return fmt.Errorf("Prover.Backend %q: want auto, cpu or cuda", c.Prover.Backend)
+	}
+	return nil
+}
+
+// EnvVars lists every SNARKD_* variable Load understands, with its TOML path.
+func EnvVars() map[string]string {
+	out := map[string]string{}
+	walkEnv(reflect.ValueOf(&Config{}).Elem(), "", func(_ reflect.Value, key, env string) error {
+		out[env] = key
+		return nil
+	})
+	return out
+}
+
+func applyEnv(cfg *Config, environ []string) error {
+	vals := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "SNARKD_") {
+			vals[k] = v
+		}
+	}
+	return walkEnv(reflect.ValueOf(cfg).Elem(), "", func(f reflect.Value, key, env string) error {
+		v, ok := vals[env]
+		if !ok {
+			return nil
+		}
+		if err := setField(f, v); err != nil {
+			return fmt.Errorf("environment %s (%s): %w", env, key, err)
+		}
+		return nil
+	})
+}
+
+func walkEnv(v reflect.Value, prefix string, fn func(f reflect.Value, key, env string) error) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		key := prefix + sf.Tag.Get("toml")
+		if sf.Type.Kind() == reflect.Struct {
+			if err := walkEnv(v.Field(i), key+".", fn); err != nil {
+				return err
+			}
+			continue
+		}
+		if env := sf.Tag.Get("env"); env != "" {
+			if err := fn(v.Field(i), key, env); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func setField(f reflect.Value, s string) error {
+	switch p := f.Addr().Interface().(type) {
+	case *Bytes:
+		return p.UnmarshalText([]byte(s))
+	case *string:
+		*p = s
+	case *bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return err
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return err
+		}
+		*p = n
+	default:
+		return fmt.Errorf("unsupported setting type %s", f.Type())
+	}
+	return nil
+}
+
+// WriteDefault writes a commented default config.toml into repo unless one exists already.
+func WriteDefault(repo string) (bool, error) {
+	path := filepath.Join(repo, FileName)
+	if _, err := os.Stat(path); err == nil {
+		return false, nil
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# snarkd configuration. Every setting is documented in docs/config.md;\n")
+	buf.WriteString("# SNARKD_* environment variables and command-line flags override this file.\n\n")
+	if err := toml.NewEncoder(&buf).Encode(Default()); err != nil {
+		return false, fmt.Errorf("encoding default config: %w", err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return true, nil
+}

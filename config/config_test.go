@@ -1,0 +1,138 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadPrecedence(t *testing.T) {
+	repo := t.TempDir()
+	file := `
+[API]
+ListenAddress = "0.0.0.0:1234"
+MaxRequestBytes = "1GiB"
+[Log]
+Level = "debug"
+`
+	if err := os.WriteFile(filepath.Join(repo, FileName), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(repo, []string{"SNARKD_LOG_LEVEL=warn", "SNARKD_PROVER_BACKEND=cpu", "OTHER=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.API.ListenAddress != "0.0.0.0:1234" {
+		t.Errorf("file value lost: %q", cfg.API.ListenAddress)
+	}
+	if cfg.API.MaxRequestBytes != 1<<30 {
+		t.Errorf("MaxRequestBytes = %d", cfg.API.MaxRequestBytes)
+	}
+	if cfg.Log.Level != "warn" {
+		t.Errorf("env did not override file: %q", cfg.Log.Level)
+	}
+	if cfg.Prover.Backend != "cpu" {
+		t.Errorf("env not applied: %q", cfg.Prover.Backend)
+	}
+	if cfg.Log.Format != "text" {
+		t.Errorf("default lost: %q", cfg.Log.Format)
+	}
+}
+
+func TestLoadMissingFileGivesDefaults(t *testing.T) {
+	cfg, err := Load(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != Default() {
+		t.Fatalf("got %+v, want defaults", cfg)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		env        []string
+		want       string
+	}{
+		{"unknown key", "[API]\nListen = \"x\"\n", nil, "unknown setting(s) API.Listen"},
+		{"bad toml", "[API\n", nil, "parsing"},
+		{"bad listen", "", []string{"SNARKD_API_LISTEN=nope"}, "API.ListenAddress"},
+		{"bad size", "", []string{"SNARKD_API_MAX_REQUEST_BYTES=12 parsecs"}, "SNARKD_API_MAX_REQUEST_BYTES"},
+		{"tiny size", "[API]\nMaxRequestBytes = \"1KiB\"\n", nil, "at least 1 MiB"},
+		{"bad level", "", []string{"SNARKD_LOG_LEVEL=loud"}, "Log.Level"},
+		{"bad format", "[Log]\nFormat = \"xml\"\n", nil, "Log.Format"},
+		{"bad backend", "", []string{"SNARKD_PROVER_BACKEND=tpu"}, "Prover.Backend"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := t.TempDir()
+			if tc.file != "" {
+				if err := os.WriteFile(filepath.Join(repo, FileName), []byte(tc.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(repo, tc.env)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteDefaultRoundTrips(t *testing.T) {
+	repo := t.TempDir()
+	wrote, err := WriteDefault(repo)
+	if err != nil || !wrote {
+		t.Fatalf("WriteDefault = %v, %v", wrote, err)
+	}
+	if wrote, err := WriteDefault(repo); err != nil || wrote {
+		t.Fatalf("second WriteDefault overwrote: %v, %v", wrote, err)
+	}
+	cfg, err := Load(repo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != Default() {
+		t.Fatalf("round trip changed config: %+v", cfg)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Bytes
+		err  bool
+	}{
+		{"1048576", 1 << 20, false},
+		{"512MiB", 512 << 20, false},
+		{"512 mib", 512 << 20, false},
+		{"1.5GiB", 3 << 29, false},
+		{"2GB", 2e9, false},
+		{"16G", 16 << 30, false},
+		{"", 0, true},
+		{"GiB", 0, true},
+		{"-1", 0, true},
+		{"12 parsecs", 0, true},
+	} {
+		got, err := ParseBytes(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("ParseBytes(%q) = %d, %v", tc.in, got, err)
+		}
+	}
+	if s := Bytes(512 << 20).String(); s != "512MiB" {
+		t.Errorf("String = %q", s)
+	}
+}
+
+func TestEnvVarsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/config.md")
+	if err != nil {
+		t.Fatalf("docs/config.md: %v", err)
+	}
+	for env, key := range EnvVars() {
+		if !strings.Contains(string(doc), env) || !strings.Contains(string(doc), key) {
+			t.Errorf("docs/config.md does not document %s (%s)", key, env)
+		}
+	}
+}
