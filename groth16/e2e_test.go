@@ -1,0 +1,199 @@
+package groth16_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/testcircuit"
+)
+
+func el(v int64) fr.Element {
+	var e fr.Element
+	e.SetInt64(v)
+	return e
+}
+
+// shapeCircuit builds circuits that exercise the density corner cases the acceptance list names.
+type shapeCircuit struct {
+	name   string
+	inputs []fr.Element
+	build  func(s cs.ConstraintSystem, in []cs.Variable) error
+}
+
+func (c *shapeCircuit) Synthesize(s cs.ConstraintSystem) error {
+	vars := make([]cs.Variable, len(c.inputs))
+	for i := range c.inputs {
+		v, err := s.AllocInputValue("in", &c.inputs[i])
+		if err != nil {
+			return err
+		}
+		vars[i] = v
+	}
+	return c.build(s, vars)
+}
+
+func shapes() []*shapeCircuit {
+	return []*shapeCircuit{
+		{
+			// inputs absent from B; aux absent from A (only in B and C)
+			name:   "inputs-not-in-B",
+			inputs: []fr.Element{el(3), el(9)},
+			build: func(s cs.ConstraintSystem, in []cs.Variable) error {
+				a, _ := s.AllocValue("a", ptr(el(3)))
+				b, _ := s.AllocValue("b", ptr(el(27)))
+				s.Enforce("x*x=y", cs.LCOf(in[0]), cs.LCOf(cs.One).AddCoeff(2, cs.One).Sub(cs.One).Sub(cs.One), cs.LCOf(a)) // 3·1 = a
+				s.Enforce("a*y=b", cs.LCOf(in[1]), cs.LCOf(a), cs.LCOf(b))
+				return nil
+			},
+		},
+		{
+			// zero coefficients and a cancelled term; ONE in B; 0/1 witness
+			name:   "zero-coefficients",
+			inputs: []fr.Element{el(1)},
+			build: func(s cs.ConstraintSystem, in []cs.Variable) error {
+				bitsv := make([]cs.Variable, 16)
+				for i := range bitsv {
+					v := el(int64(i % 2))
+					bitsv[i], _ = s.AllocValue("bit", &v)
+					s.Enforce("bool", cs.LCOf(cs.One).Sub(bitsv[i]), cs.LCOf(bitsv[i]), nil)
+				}
+				zero := fr.Element{}
+				lc := cs.NewLC(0).AddTerm(&zero, bitsv[3]).Add(in[0])
+				s.Enforce("zero coeff", lc, cs.LCOf(cs.One), cs.LCOf(in[0]))
+				cancel := cs.NewLC(0).Add(bitsv[5]).Sub(bitsv[5]).Add(cs.One)
+				s.Enforce("cancel", cs.LCOf(bitsv[1]), cancel, cs.LCOf(bitsv[1]))
+				return nil
+			},
+		},
+		{
+			// no public inputs besides ONE, a single constraint
+			name: "tiny",
+			build: func(s cs.ConstraintSystem, _ []cs.Variable) error {
+				x, _ := s.AllocValue("x", ptr(el(5)))
+				s.Enforce("x*x", cs.LCOf(x), cs.LCOf(x), cs.NewLC(0).AddCoeff(25, cs.One))
+				return nil
+			},
+		},
+	}
+}
+
+func ptr(e fr.Element) *fr.Element { return &e }
+
+type proveCase struct {
+	name    string
+	circuit cs.Circuit
+	inputs  []fr.Element
+}
+
+func cases(t *testing.T) []proveCase {
+	var out []proveCase
+	for _, s := range shapes() {
+		out = append(out, proveCase{s.name, s, s.inputs})
+	}
+	for _, n := range []int{testcircuit.MinConstraints, 64, 300, 1 << 10} {
+		c := testcircuit.New(n, uint64(n))
+		out = append(out, proveCase{"testcircuit", c, c.PublicInputs()})
+	}
+	return out
+}
+
+func TestSetupProveVerify(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range cases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			pk, err := groth16.SetupFromSeed(ctx, tc.circuit, []byte(tc.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, s := el(11), el(13)
+			proof, err := groth16.ProveCircuit(ctx, pk, tc.circuit, &r, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pvk, err := groth16.Prepare(&pk.VK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pvk.Verify(proof, tc.inputs); err != nil {
+				t.Fatalf("valid proof rejected: %v", err)
+			}
+			if err := textbookCheck(&pk.VK, proof, tc.inputs); err != nil {
+				t.Fatalf("textbook pairing check: %v", err)
+			}
+			// Same r, s → identical bytes.
+			again, err := groth16.ProveCircuit(ctx, pk, tc.circuit, &r, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := proof.Bytes(), again.Bytes(); !bytes.Equal(a[:], b[:]) {
+				t.Error("same r, s gave different proofs")
+			}
+			// Different randomness → different bytes, still valid.
+			rnd, err := groth16.Prove(ctx, pk, tc.circuit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := pvk.Verify(rnd, tc.inputs); err != nil {
+				t.Errorf("random proof rejected: %v", err)
+			}
+			// Wrong public input.
+			if len(tc.inputs) > 0 {
+				bad := append([]fr.Element(nil), tc.inputs...)
+				bad[0].Add(&bad[0], ptr(el(1)))
+				if err := pvk.Verify(proof, bad); !errors.Is(err, groth16.ErrInvalidProof) {
+					t.Errorf("wrong input accepted: %v", err)
+				}
+			}
+			// Tampered proof: swap A with another valid point.
+			tampered := *proof
+			_, _, g1, _ := bls.Generators()
+			tampered.A.Add(&tampered.A, &g1)
+			if err := pvk.Verify(&tampered, tc.inputs); !errors.Is(err, groth16.ErrInvalidProof) {
+				t.Errorf("tampered proof accepted: %v", err)
+			}
+			// Encoding round trip.
+			b := proof.Bytes()
+			back, err := groth16.ParseProof(b[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bb := back.Bytes(); bb != b {
+				t.Error("proof round trip differs")
+			}
+		})
+	}
+}
+
+// textbookCheck verifies e(A,B) = e(α,β)·e(Σ x_i·IC_i, γ)·e(C, δ) directly with gnark-crypto
+// pairings, independently of the package's verifier.
+func textbookCheck(vk *groth16.VerifyingKey, p *groth16.Proof, inputs []fr.Element) error {
+	var acc bls.G1Jac
+	acc.FromAffine(&vk.IC[0])
+	for i := range inputs {
+		var t bls.G1Affine
+		t.ScalarMultiplication(&vk.IC[i+1], inputs[i].BigInt(new(bigInt)))
+		acc.AddMixed(&t)
+	}
+	var accAff bls.G1Affine
+	accAff.FromJacobian(&acc)
+	lhs, err := bls.Pair([]bls.G1Affine{p.A}, []bls.G2Affine{p.B})
+	if err != nil {
+		return err
+	}
+	ab, _ := bls.Pair([]bls.G1Affine{vk.Alpha1}, []bls.G2Affine{vk.Beta2})
+	xg, _ := bls.Pair([]bls.G1Affine{accAff}, []bls.G2Affine{vk.Gamma2})
+	cd, _ := bls.Pair([]bls.G1Affine{p.C}, []bls.G2Affine{vk.Delta2})
+	var rhs bls.GT
+	rhs.Mul(&ab, &xg).Mul(&rhs, &cd)
+	if !lhs.Equal(&rhs) {
+		return errors.New("e(A,B) ≠ e(α,β)·e(acc,γ)·e(C,δ)")
+	}
+	return nil
+}

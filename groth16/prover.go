@@ -1,0 +1,371 @@
+package groth16
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"runtime"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	logging "github.com/ipfs/go-log/v2"
+
+	"github.com/snarkd/snarkd/cs"
+)
+
+var log = logging.Logger("snarkd/groth16")
+
+// ErrUnexpectedIdentity is bellperson's error for a key whose δ is the identity.
+var ErrUnexpectedIdentity = errors.New("groth16: delta is the identity")
+
+// ShapeMismatchError reports parameters that do not belong to the synthesized circuit.
+type ShapeMismatchError struct {
+	What    string
+	Params  int
+	Circuit int
+}
+
+func (e *ShapeMismatchError) Error() string {
+	return fmt.Sprintf("groth16: parameters do not match the circuit: %s is %d in the parameters, %d in the circuit",
+		e.What, e.Params, e.Circuit)
+}
+
+// CheckShape verifies that pk fits the assignment (bellperson asserts the same lengths).
+func CheckShape(pk *Parameters, pa *cs.ProvingAssignment) error {
+	m := cs.Shape{NumConstraints: len(pa.A)}.DomainSize()
+	checks := []struct {
+		what string
+		p, c int
+	}{
+		{"inputs (ic length)", len(pk.VK.IC), len(pa.Input)},
+		{"h length (domain − 1)", len(pk.H), m - 1},
+		{"l length (aux count)", len(pk.L), len(pa.Aux)},
+		{"a length (inputs + A-aux density)", len(pk.A), len(pa.Input) + pa.AAuxDensity.Count()},
+		{"b_g1 length (B densities)", len(pk.BG1), pa.BInputDensity.Count() + pa.BAuxDensity.Count()},
+		{"b_g2 length (B densities)", len(pk.BG2), pa.BInputDensity.Count() + pa.BAuxDensity.Count()},
+	}
+	for _, c := range checks {
+		if c.p != c.c {
+			return &ShapeMismatchError{What: c.what, Params: c.p, Circuit: c.c}
+		}
+	}
+	if len(pa.B) != len(pa.A) || len(pa.C) != len(pa.A) {
+		return fmt.Errorf("groth16: a, b, c have lengths %d, %d, %d", len(pa.A), len(pa.B), len(pa.C))
+	}
+	return nil
+}
+
+var domains sync.Map // uint64 → *fft.Domain
+
+// Domain returns the (cached) radix-2 domain of size m with coset generator 7, bellperson's
+// MULTIPLICATIVE_GENERATOR.
+func Domain(m uint64) *fft.Domain {
+	if d, ok := domains.Load(m); ok {
+		return d.(*fft.Domain)
+	}
+	d, _ := domains.LoadOrStore(m, fft.NewDomain(m))
+	return d.(*fft.Domain)
+}
+
+// padTo returns v extended with zeros to length m, in place when its capacity allows.
+func padTo(v []fr.Element, m int) []fr.Element {
+	n := len(v)
+	if cap(v) >= m {
+		v = v[:m]
+	} else {
+		w := make([]fr.Element, m)
+		copy(w, v)
+		v = w
+	}
+	clear(v[n:])
+	return v
+}
+
+// ComputeH computes the coefficients of h(X) = (A(X)·B(X) − C(X)) / Z(X) as bellperson does
+// (iFFT, coset FFT with generator 7, a·b − c, divide by Z on the coset, inverse coset FFT) and
+// returns the first m − 1 of them. It overwrites a, b and c; the result aliases a's storage.
+func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
+	n := len(a)
+	if len(b) != n || len(c) != n {
+		return nil, fmt.Errorf("groth16: a, b, c have lengths %d, %d, %d", len(a), len(b), len(c))
+	}
+	m := cs.Shape{NumConstraints: n}.DomainSize()
+	if m == 1 {
+		return a[:0], nil // a one-point domain has no h coefficients (bellperson's h query is empty)
+	}
+	dom := Domain(uint64(m))
+	a, b, c = padTo(a, m), padTo(b, m), padTo(c, m)
+	nb := fft.WithNbTasks(runtime.GOMAXPROCS(0))
+	for _, v := range [][]fr.Element{a, b, c} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Evaluations → bit-reversed coefficients → natural-order coset evaluations.
+		dom.FFTInverse(v, fft.DIF, nb)
+		dom.FFT(v, fft.DIT, fft.OnCoset(), nb)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Z(gX) = g^m·X^m − 1 = g^m − 1 on the coset (X^m = 1).
+	var zInv fr.Element
+	zInv.Exp(dom.FrMultiplicativeGen, new(big.Int).SetUint64(uint64(m)))
+	one := fr.One()
+	zInv.Sub(&zInv, &one).Inverse(&zInv)
+	_ = parallelFor(m, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &zInv)
+		}
+		return nil
+	})
+	dom.FFTInverse(a, fft.DIF, fft.OnCoset(), nb)
+	fft.BitReverse(a)
+	return a[:m-1], nil
+}
+
+// MSMResults are the five multi-scalar multiplications of a proof, before r and s are applied.
+type MSMResults struct {
+	H  bls.G1Jac // Σ h_i·H_i
+	L  bls.G1Jac // Σ aux_j·L_j
+	A  bls.G1Jac // Σ input_i·A_i + Σ_{A-dense aux} aux_j·A_j
+	B1 bls.G1Jac // B query in G1 over the B densities
+	B2 bls.G2Jac // B query in G2 over the B densities
+}
+
+// gather returns the values whose density bit is set, in order, reusing buf when large enough.
+func gather(dst []fr.Element, vals []fr.Element, d *cs.Density) []fr.Element {
+	k := d.Count()
+	if cap(dst) < k {
+		dst = make([]fr.Element, k)
+	}
+	dst = dst[:k]
+	j := 0
+	words := d.Words()
+	for w, word := range words {
+		for word != 0 {
+			bit := w*64 + bitsTrailing(word)
+			dst[j] = vals[bit]
+			j++
+			word &= word - 1
+		}
+	}
+	return dst
+}
+
+func msmConfig() ecc.MultiExpConfig { return ecc.MultiExpConfig{NbTasks: runtime.GOMAXPROCS(0)} }
+
+// ComputeMSMs runs the h, l, a, b_g1 and b_g2 MSMs of one circuit against pk (bellperson's
+// densities select the a and b scalars). scratch, if at least as large as the aux assignment, is
+// reused for the gathered scalars (the prover passes the spent b vector).
+func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, h []fr.Element, scratch []fr.Element) (*MSMResults, error) {
+	if len(h) != len(pk.H) {
+		return nil, &ShapeMismatchError{What: "h length", Params: len(pk.H), Circuit: len(h)}
+	}
+	res := new(MSMResults)
+	cfg := msmConfig()
+	ni := len(pa.Input)
+	pin := pa.BInputDensity.Count()
+	steps := []struct {
+		name string
+		run  func() error
+	}{
+		{"h", func() error { _, err := res.H.MultiExp(pk.H, h, cfg); return err }},
+		{"l", func() error { _, err := res.L.MultiExp(pk.L, pa.Aux, cfg); return err }},
+		{"a", func() error {
+			var in bls.G1Jac
+			if _, err := in.MultiExp(pk.A[:ni], pa.Input, cfg); err != nil {
+				return err
+			}
+			scratch = gather(scratch, pa.Aux, pa.AAuxDensity)
+			if _, err := res.A.MultiExp(pk.A[ni:], scratch, cfg); err != nil {
+				return err
+			}
+			res.A.AddAssign(&in)
+			return nil
+		}},
+		{"b", func() error {
+			inputs := gather(nil, pa.Input, pa.BInputDensity)
+			scratch = gather(scratch, pa.Aux, pa.BAuxDensity)
+			var in1 bls.G1Jac
+			var in2 bls.G2Jac
+			if _, err := in1.MultiExp(pk.BG1[:pin], inputs, cfg); err != nil {
+				return err
+			}
+			if _, err := res.B1.MultiExp(pk.BG1[pin:], scratch, cfg); err != nil {
+				return err
+			}
+			res.B1.AddAssign(&in1)
+			if _, err := in2.MultiExp(pk.BG2[:pin], inputs, cfg); err != nil {
+				return err
+			}
+			if _, err := res.B2.MultiExp(pk.BG2[pin:], scratch, cfg); err != nil {
+				return err
+			}
+			res.B2.AddAssign(&in2)
+			return nil
+		}},
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.run(); err != nil {
+			return nil, fmt.Errorf("groth16: %s MSM: %w", s.name, err)
+		}
+	}
+	return res, nil
+}
+
+// Assemble builds the proof from the MSM results with bellperson's formulas:
+// A = α₁ + r·δ₁ + A', B = β₂ + s·δ₂ + B2', C = s·A' + r·B1' + r·s·δ₁ + s·α₁ + r·β₁ + H + L.
+func Assemble(vk *VerifyingKey, m *MSMResults, r, s *fr.Element) (*Proof, error) {
+	if vk.Delta1.IsInfinity() || vk.Delta2.IsInfinity() {
+		return nil, ErrUnexpectedIdentity
+	}
+	var rb, sb, rsb big.Int
+	r.BigInt(&rb)
+	s.BigInt(&sb)
+	var rs fr.Element
+	rs.Mul(r, s)
+	rs.BigInt(&rsb)
+
+	var a, c, t bls.G1Jac
+	a.FromAffine(&vk.Delta1)
+	a.ScalarMultiplication(&a, &rb)
+	a.AddMixed(&vk.Alpha1)
+	a.AddAssign(&m.A)
+
+	var b bls.G2Jac
+	b.FromAffine(&vk.Delta2)
+	b.ScalarMultiplication(&b, &sb)
+	b.AddMixed(&vk.Beta2)
+	b.AddAssign(&m.B2)
+
+	c.ScalarMultiplication(&m.A, &sb)
+	t.ScalarMultiplication(&m.B1, &rb)
+	c.AddAssign(&t)
+	t.FromAffine(&vk.Delta1)
+	t.ScalarMultiplication(&t, &rsb)
+	c.AddAssign(&t)
+	t.FromAffine(&vk.Alpha1)
+	t.ScalarMultiplication(&t, &sb)
+	c.AddAssign(&t)
+	t.FromAffine(&vk.Beta1)
+	t.ScalarMultiplication(&t, &rb)
+	c.AddAssign(&t)
+	c.AddAssign(&m.H)
+	c.AddAssign(&m.L)
+
+	p := new(Proof)
+	p.A.FromJacobian(&a)
+	p.B.FromJacobian(&b)
+	p.C.FromJacobian(&c)
+	return p, nil
+}
+
+// ProveAssignment proves one synthesized circuit with the given r and s (deterministic; bellperson's
+// create_proof). It consumes pa's a, b and c vectors (they are reused and set to nil).
+func ProveAssignment(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*Proof, error) {
+	if err := CheckShape(pk, pa); err != nil {
+		return nil, err
+	}
+	h, err := ComputeH(ctx, pa.A, pa.B, pa.C)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: computing h: %w", err)
+	}
+	scratch := pa.B[:0]
+	pa.A, pa.B, pa.C = nil, nil, nil
+	msm, err := ComputeMSMs(ctx, pk, pa, h, scratch)
+	if err != nil {
+		return nil, err
+	}
+	return Assemble(&pk.VK, msm, r, s)
+}
+
+// RandomRS draws r and s uniformly (crypto/rand when rng is nil).
+func RandomRS(rng io.Reader) (r, s fr.Element, err error) {
+	if rng == nil {
+		rng = rand.Reader
+	}
+	for _, e := range []*fr.Element{&r, &s} {
+		if err = randomElement(rng, e); err != nil {
+			return r, s, fmt.Errorf("groth16: drawing randomness: %w", err)
+		}
+	}
+	return r, s, nil
+}
+
+// randomElement draws a uniform element by rejection of 255-bit values (no modular bias).
+func randomElement(rng io.Reader, e *fr.Element) error {
+	var b [fr.Bytes]byte
+	for {
+		if _, err := io.ReadFull(rng, b[:]); err != nil {
+			return err
+		}
+		b[0] &= 0x7f
+		if err := e.SetBytesCanonical(b[:]); err == nil {
+			return nil
+		}
+	}
+}
+
+// Prove synthesizes circuit and proves it with fresh randomness.
+func Prove(ctx context.Context, pk *Parameters, circuit cs.Circuit) (*Proof, error) {
+	r, s, err := RandomRS(nil)
+	if err != nil {
+		return nil, err
+	}
+	return ProveCircuit(ctx, pk, circuit, &r, &s)
+}
+
+// CapacityFor returns the synthesis capacity that lets a circuit of pk's shape synthesize and
+// prove without regrowing any vector (a, b, c get room for the whole FFT domain).
+func CapacityFor(pk *Parameters) cs.Shape {
+	return cs.Shape{NumInputs: len(pk.VK.IC), NumAux: len(pk.L), NumConstraints: len(pk.H) + 1}
+}
+
+// ProveCircuit synthesizes circuit and proves it with the given r and s.
+func ProveCircuit(ctx context.Context, pk *Parameters, circuit cs.Circuit, r, s *fr.Element) (*Proof, error) {
+	pa, err := cs.SynthesizeProving(ctx, circuit, CapacityFor(pk))
+	if err != nil {
+		return nil, err
+	}
+	return ProveAssignment(ctx, pk, pa, r, s)
+}
+
+// ProveBatch proves circuits of one shape with per-circuit r and s (bellperson's
+// create_proof_batch); nil rs and ss draw fresh randomness. Circuits are synthesized and proved
+// one after the other, so memory stays that of one circuit.
+func ProveBatch(ctx context.Context, pk *Parameters, circuits []cs.Circuit, rs, ss []fr.Element) ([]*Proof, error) {
+	if (rs == nil) != (ss == nil) || (rs != nil && (len(rs) != len(circuits) || len(ss) != len(circuits))) {
+		return nil, fmt.Errorf("groth16: batch of %d circuits needs as many r and s values (got %d, %d)",
+			len(circuits), len(rs), len(ss))
+	}
+	proofs := make([]*Proof, len(circuits))
+	for i, c := range circuits {
+		var r, s fr.Element
+		if rs != nil {
+			r, s = rs[i], ss[i]
+		} else {
+			var err error
+			if r, s, err = RandomRS(nil); err != nil {
+				return nil, err
+			}
+		}
+		p, err := ProveCircuit(ctx, pk, c, &r, &s)
+		if err != nil {
+			return nil, fmt.Errorf("circuit %d of batch: %w", i, err)
+		}
+		log.Debugw("proved circuit of batch", "index", i, "of", len(circuits))
+		proofs[i] = p
+	}
+	return proofs, nil
+}
+
+var randReader io.Reader = rand.Reader

@@ -1,0 +1,5 @@
+package groth16_test
+
+import "math/big"
+
+type bigInt = big.Int
