@@ -1,0 +1,266 @@
+package rpcapi
+
+import (
+	"time"
+
+	"github.com/filecoin-project/go-state-types/abi"
+)
+
+// ProofKind names what a job proves.
+type ProofKind string
+
+// Proof kinds. Only KindTest has a circuit today; the Filecoin kinds answer ErrNotSupportedYet
+// until their circuits land.
+const (
+	// KindTest proves snarkd's synthetic test circuit with devnet parameters.
+	KindTest ProofKind = "test"
+	// KindPoRepC2 is a PoRep SealCommit phase 2 (from a C1 output).
+	KindPoRepC2 ProofKind = "porep-c2"
+	// KindWinningPoSt is a WinningPoSt from vanilla proofs.
+	KindWinningPoSt ProofKind = "winning-post"
+	// KindWindowPoSt is one WindowPoSt partition from vanilla proofs.
+	KindWindowPoSt ProofKind = "window-post"
+	// KindSnapProve is a SnapDeals update proof from partition vanilla proofs.
+	KindSnapProve ProofKind = "snap-prove"
+)
+
+// Kinds lists every proof kind the API knows.
+var Kinds = []ProofKind{KindTest, KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve}
+
+// Priority orders the queue: lower runs first. Within a priority the oldest job runs first.
+type Priority int
+
+// Priority classes, from the deadline-bound to the bulk.
+const (
+	PriorityWinningPoSt Priority = 0
+	PriorityWindowPoSt  Priority = 1
+	PrioritySeal        Priority = 2
+)
+
+// String names the class as the CLI and metrics show it.
+func (p Priority) String() string {
+	switch p {
+	case PriorityWinningPoSt:
+		return "winning-post"
+	case PriorityWindowPoSt:
+		return "window-post"
+	case PrioritySeal:
+		return "seal"
+	}
+	return "unknown"
+}
+
+// DefaultPriority is the class of a proof kind: WinningPoSt > WindowPoSt > PoRep/SnapDeals/test.
+func DefaultPriority(k ProofKind) Priority {
+	switch k {
+	case KindWinningPoSt:
+		return PriorityWinningPoSt
+	case KindWindowPoSt:
+		return PriorityWindowPoSt
+	}
+	return PrioritySeal
+}
+
+// ProofRequest is one proof to compute. RequestID is the client's idempotency key: submitting
+// the same ID again returns the same job; the same ID with different content is refused.
+type ProofRequest struct {
+	RequestID string
+	Kind      ProofKind
+	// Priority overrides the kind's class when set (nil: DefaultPriority).
+	Priority *Priority `json:",omitempty"`
+
+	// RegisteredProof is the abi enum of the proof: RegisteredSealProof for porep-c2,
+	// RegisteredPoStProof for the PoSts, RegisteredUpdateProof for snap-prove.
+	RegisteredProof int64
+	// SectorSize, when set, must agree with RegisteredProof.
+	SectorSize   abi.SectorSize `json:",omitempty"`
+	MinerID      abi.ActorID
+	SectorNumber abi.SectorNumber
+
+	// Phase1Out is the C1 output JSON (porep-c2).
+	Phase1Out []byte `json:",omitempty"`
+	// VanillaProofs: one per sector (PoSt) or per partition (snap-prove).
+	VanillaProofs [][]byte `json:",omitempty"`
+	// Randomness is the 32-byte PoSt challenge seed.
+	Randomness []byte `json:",omitempty"`
+	// PartitionIndex is the WindowPoSt partition.
+	PartitionIndex uint `json:",omitempty"`
+	// CommROld, CommRNew, CommDNew are the raw 32-byte SnapDeals commitments.
+	CommROld []byte `json:",omitempty"`
+	CommRNew []byte `json:",omitempty"`
+	CommDNew []byte `json:",omitempty"`
+
+	// Test parameterises the test circuit (kind "test").
+	Test *TestCircuit `json:",omitempty"`
+}
+
+// TestCircuit describes a synthetic circuit: Constraints per partition, generated from Seed.
+type TestCircuit struct {
+	Constraints uint64
+	Partitions  int
+	Seed        uint64
+}
+
+// JobID identifies a job in the daemon (a UUID string).
+type JobID string
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states. Done, Failed and Cancelled are final.
+const (
+	JobQueued    JobState = "queued"
+	JobRunning   JobState = "running"
+	JobDone      JobState = "done"
+	JobFailed    JobState = "failed"
+	JobCancelled JobState = "cancelled"
+)
+
+// Final reports whether the state is terminal.
+func (s JobState) Final() bool { return s == JobDone || s == JobFailed || s == JobCancelled }
+
+// JobOrigin tells who submitted a job.
+type JobOrigin string
+
+// Job origins.
+const (
+	OriginNative JobOrigin = "native"
+	OriginLotus  JobOrigin = "lotus"
+)
+
+// Timings are a job's stage durations in milliseconds.
+type Timings struct {
+	QueueWaitMs uint64
+	SynthesisMs uint64
+	ProveMs     uint64
+	VerifyMs    uint64
+	TotalMs     uint64
+}
+
+// Job describes one job without its proof bytes.
+type Job struct {
+	ID         JobID
+	RequestID  string
+	Kind       ProofKind
+	Priority   Priority
+	Origin     JobOrigin
+	State      JobState
+	Partitions int
+	// PartitionsDone counts partitions proved so far.
+	PartitionsDone int
+	Submitted      time.Time
+	Started        time.Time `json:",omitempty"`
+	Finished       time.Time `json:",omitempty"`
+	Error          string    `json:",omitempty"`
+	// CallID is the Lotus call this job answers (origin lotus).
+	CallID *CallID `json:",omitempty"`
+	// Delivered is set once a Lotus result reached the miner.
+	Delivered bool `json:",omitempty"`
+	Timings   Timings
+}
+
+// JobResult is a finished job with its proof.
+type JobResult struct {
+	Job
+	Proof []byte
+}
+
+// JobFilter selects jobs for Jobs and Events; empty fields match everything.
+type JobFilter struct {
+	States []JobState  `json:",omitempty"`
+	Kinds  []ProofKind `json:",omitempty"`
+	JobIDs []JobID     `json:",omitempty"`
+	// Limit caps the number of jobs returned (newest first); 0 means 1000.
+	Limit int `json:",omitempty"`
+}
+
+// EventType is a step in a job's life, as streamed by Events.
+type EventType string
+
+// Event types.
+const (
+	EventQueued       EventType = "queued"
+	EventStarted      EventType = "started"
+	EventSynthesizing EventType = "synthesizing"
+	EventProving      EventType = "proving"
+	EventVerifying    EventType = "verifying"
+	EventDone         EventType = "done"
+	EventFailed       EventType = "failed"
+	EventCancelled    EventType = "cancelled"
+)
+
+// JobEvent is one progress event. Partition is 0-based and meaningful for synthesizing and
+// proving; ElapsedMs is the time since the job started (or was submitted, while queued).
+type JobEvent struct {
+	JobID      JobID
+	RequestID  string
+	Kind       ProofKind
+	Type       EventType
+	Partition  int
+	Partitions int
+	Time       time.Time
+	ElapsedMs  uint64
+	Error      string `json:",omitempty"`
+}
+
+// SubmitResult answers Submit.
+type SubmitResult struct {
+	JobID JobID
+	State JobState
+	// Existing is true when the request ID named a job already known.
+	Existing bool
+	// QueuePosition counts jobs that run before this one (0: next or running).
+	QueuePosition int
+}
+
+// StatusInfo answers Status: what the daemon has and is doing.
+type StatusInfo struct {
+	Version   string
+	Backend   string
+	StartedAt time.Time
+	Devices   []DeviceStatus
+	Queues    []QueueStatus
+	Params    []ParamStatus
+	// PinnedHostBytes is host memory pinned for GPU transfers.
+	PinnedHostBytes uint64
+	Completed       uint64
+	Failed          uint64
+	Cancelled       uint64
+	Miner           *MinerStatus `json:",omitempty"`
+}
+
+// DeviceStatus is one proving device (the CPU counts as one on the cpu backend).
+type DeviceStatus struct {
+	Name          string
+	VRAMTotal     uint64
+	VRAMFree      uint64
+	VRAMReserved  uint64
+	Workers       int
+	WorkersBusy   int
+	CurrentJobIDs []JobID `json:",omitempty"`
+}
+
+// QueueStatus counts jobs of one kind.
+type QueueStatus struct {
+	Kind    ProofKind
+	Queued  int
+	Running int
+}
+
+// ParamStatus is one set of loaded proving parameters.
+type ParamStatus struct {
+	Circuit string
+	Bytes   uint64
+	Loaded  bool
+}
+
+// MinerStatus is the daemon's registration with a lotus-miner.
+type MinerStatus struct {
+	URL         string
+	WorkerURL   string
+	Connected   bool
+	Session     string
+	LastError   string `json:",omitempty"`
+	Registered  time.Time
+	ReturnsWait int
+}
