@@ -1,0 +1,5 @@
+//go:build !race
+
+package por
+
+const raceEnabled = false
