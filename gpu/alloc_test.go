@@ -1,0 +1,369 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sync"
+	"testing"
+	"time"
+)
+
+const mib = 1 << 20
+
+func newTestAllocator(t *testing.T, total, others, headroom uint64) (*SimDevice, *AccountingAllocator) {
+	t.Helper()
+	dev := NewSimDevice(SimConfig{TotalMem: total, OthersMem: others})
+	a, err := NewAccountingAllocator(dev, AllocatorConfig{Headroom: headroom, RefreshInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dev, a
+}
+
+func arenaPlan(tier Tier, bytes uint64) Plan { return Plan{Tier: tier, Peak: RoundAlloc(bytes)} }
+
+// waitFor polls cond; it guards against hangs, not durations.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never happened: %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func TestAdmitPicksBestFittingPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		total, others, hr uint64
+		held              uint64 // granted before
+		wantTier          Tier
+	}{
+		{"all fits with the default headroom", 2048 * mib, 0, 0, 0, TierFull},
+		{"headroom pushes to partial", 1024 * mib, 0, 512 * mib, 0, TierPartial},
+		{"others push to minimal", 1024 * mib, 600 * mib, 100 * mib, 0, TierMinimal},
+		{"granted pushes to minimal", 1024 * mib, 0, 512 * mib, 300 * mib, TierMinimal},
+		{"exactly full", 1024*mib + DefaultHeadroom, 0, 0, 0, TierFull},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev, a := newTestAllocator(t, tc.total, tc.others, tc.hr)
+			plans := []Plan{arenaPlan(TierFull, 1024*mib), arenaPlan(TierPartial, 400*mib), arenaPlan(TierMinimal, 100*mib)}
+			ctx := context.Background()
+			if tc.held > 0 {
+				g, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, tc.held)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Release()
+			}
+			g, idx, err := a.Admit(ctx, Priority{}, plans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Plan.Tier != tc.wantTier || plans[idx].Tier != tc.wantTier {
+				t.Fatalf("granted %s (index %d), want %s", g.Plan.Tier, idx, tc.wantTier)
+			}
+			if err := g.Prepare(); err != nil {
+				t.Fatal(err)
+			}
+			st := a.Stats()
+			if st.Reserved > st.Total-st.Others-st.Headroom {
+				t.Fatalf("reserved %d > total %d − others %d − headroom %d", st.Reserved, st.Total, st.Others, st.Headroom)
+			}
+			g.Release()
+			g.Release() // idempotent
+			if tc.held == 0 {
+				if st := a.Stats(); st.Reserved != 0 || st.Allocated != 0 || dev.Stats().Allocated != 0 {
+					t.Fatalf("after release: %+v, device %+v", st, dev.Stats())
+				}
+			}
+		})
+	}
+}
+
+func TestAdmitNeverFits(t *testing.T) {
+	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
+	_, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierMinimal, 600*mib)})
+	var fe *FitError
+	if !errors.As(err, &fe) || fe.Limit != 512*mib {
+		t.Fatalf("Admit = %v, want *FitError with limit 512 MiB", err)
+	}
+}
+
+// TestAdmissionBound hammers one device from many goroutines with random plans while other
+// processes' usage is fixed: the books and the device itself must never pass
+// total − others − headroom.
+func TestAdmissionBound(t *testing.T) {
+	const total, others, headroom = 4096 * mib, 700 * mib, 512 * mib
+	dev, a := newTestAllocator(t, total, others, headroom)
+	limit := uint64(total - others - headroom)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(w)))
+			for i := range 40 {
+				plans := []Plan{arenaPlan(TierFull, uint64(rng.Intn(2000)+1)*mib),
+					arenaPlan(TierPartial, uint64(rng.Intn(800)+1)*mib),
+					arenaPlan(TierMinimal, uint64(rng.Intn(300)+1)*mib)}
+				g, _, err := a.Admit(ctx, Priority{Index: w*100 + i}, plans)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if err := g.Prepare(); err != nil {
+					errs <- fmt.Errorf("prepare after admission: %w", err)
+				}
+				if st := a.Stats(); st.Reserved > limit {
+					errs <- fmt.Errorf("reserved %d > limit %d", st.Reserved, limit)
+				}
+				if rng.Intn(2) == 0 {
+					time.Sleep(time.Duration(rng.Intn(50)) * time.Microsecond)
+				}
+				g.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ds := dev.Stats()
+	if ds.PeakAllocated > limit {
+		t.Errorf("device peak %d > total − others − headroom %d", ds.PeakAllocated, limit)
+	}
+	if ds.FailedAllocs != 0 || ds.Allocated != 0 {
+		t.Errorf("device stats %+v: want no failed allocation and nothing left", ds)
+	}
+	if st := a.Stats(); st.Reserved != 0 || st.Allocated != 0 || st.Grants != 0 || st.Waiting != 0 {
+		t.Errorf("books not empty: %+v", st)
+	}
+}
+
+func TestAdmitWaitsForOtherProcesses(t *testing.T) {
+	dev, a := newTestAllocator(t, 2048*mib, 1800*mib, 128*mib)
+	got := make(chan *Grant)
+	go func() {
+		g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierMinimal, 200*mib)})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- g
+	}()
+	waitFor(t, "the partition queues for memory", func() bool { return a.Stats().Waiting == 1 })
+	select {
+	case g := <-got:
+		t.Fatalf("granted %v while other processes hold the memory", g.Plan)
+	default:
+	}
+	dev.SetOthers(100 * mib) // the other process exits; the next refresh sees it
+	g := <-got
+	if g == nil {
+		t.FailNow()
+	}
+	if err := g.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	g.Release()
+	if st := a.Stats(); st.Others != 100*mib || st.Reserved != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestAdmitWaitsForRelease(t *testing.T) {
+	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
+	ctx := context.Background()
+	g1, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, 400*mib)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two waiters; the better-ranked one (class 0) must be served first even though it came
+	// second.
+	order := make(chan int, 2)
+	var wg sync.WaitGroup
+	for i, prio := range []Priority{{Class: 2}, {Class: 0}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, _, err := a.Admit(ctx, prio, []Plan{arenaPlan(TierMinimal, 300*mib)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- i
+			g.Release()
+		}()
+		waitFor(t, "waiter queued", func() bool { return a.Stats().Waiting == i+1 })
+	}
+	g1.Release()
+	wg.Wait()
+	if first := <-order; first != 1 {
+		t.Fatalf("waiter %d served first, want the WinningPoSt-class waiter", first)
+	}
+}
+
+func TestAdmitCancel(t *testing.T) {
+	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
+	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierFull, 500*mib)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierMinimal, 100*mib)})
+		done <- err
+	}()
+	waitFor(t, "waiter queued", func() bool { return a.Stats().Waiting == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Admit = %v", err)
+	}
+	if st := a.Stats(); st.Waiting != 0 || st.Reserved != 500*mib {
+		t.Fatalf("stats after cancel %+v", st)
+	}
+}
+
+func TestPrepareOutOfMemory(t *testing.T) {
+	dev, a := newTestAllocator(t, 1024*mib, 0, 0)
+	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierFull, 300*mib)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.SetOthers(900 * mib) // another process took memory after admission
+	if err := g.Prepare(); !IsOutOfMemory(err) {
+		t.Fatalf("Prepare = %v, want out-of-memory", err)
+	}
+	g.Release()
+	a.NoteOutOfMemory()
+	if st := a.Stats(); st.Others != 900*mib || st.Reserved != 0 || st.Allocated != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestRefreshCountsOnlyOthers(t *testing.T) {
+	dev, a := newTestAllocator(t, 1024*mib, 100*mib, 0)
+	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierFull, 300*mib)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	dev.SetOthers(150 * mib)
+	if err := a.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Stats(); st.Others != 150*mib || st.Allocated != 300*mib {
+		t.Fatalf("stats %+v: our own allocation must not count as others'", st)
+	}
+	g.Release()
+}
+
+func residentPlan(arena uint64, keys ...string) Plan {
+	p := arenaPlan(TierFull, arena)
+	for _, k := range keys {
+		p.Resident = append(p.Resident, ResidentNeed{Key: k, Bytes: 100 * mib})
+	}
+	return p
+}
+
+func TestResidentLRU(t *testing.T) {
+	dev, a := newTestAllocator(t, 1024*mib, 0, 400*mib) // 624 MiB to give
+	ctx := context.Background()
+	use := func(keys ...string) {
+		t.Helper()
+		g, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(100*mib, keys...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			rv, err := g.Resident(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loads := 0
+			if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { loads++; return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { loads++; return nil }); err != nil || loads > 1 {
+				t.Fatalf("second Ensure loaded again (%d loads, %v)", loads, err)
+			}
+		}
+		g.Release()
+	}
+	keys := func() (out []string) {
+		for _, r := range a.Stats().Resident {
+			out = append(out, r.Key)
+		}
+		return out
+	}
+	use("x", "y", "z") // 300 MiB resident
+	use("w")           // 400 MiB
+	use("x")           // x is now the most recently used
+	use("v", "u", "t") // 300 MiB more + 100 MiB arena on 400 held: 176 over → evict y, z (LRU)
+	if got := fmt.Sprint(keys()); got != "[t u v w x]" {
+		t.Fatalf("resident after eviction %s, want [t u v w x]", got)
+	}
+	if st := a.Stats(); st.ResidentBytes != 500*mib || st.Reserved != 500*mib || st.Allocated != 500*mib {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := a.EvictIdle(); n != 500*mib {
+		t.Fatalf("EvictIdle released %d", n)
+	}
+	if st := a.Stats(); st.Reserved != 0 || st.Allocated != 0 || dev.Stats().Allocated != 0 {
+		t.Fatalf("after EvictIdle %+v", st)
+	}
+}
+
+func TestResidentFailedLoadIsRetried(t *testing.T) {
+	_, a := newTestAllocator(t, 1024*mib, 0, 0)
+	ctx := context.Background()
+	g, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(10*mib, "k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, _ := g.Resident("k")
+	boom := errors.New("read error")
+	if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("Ensure = %v", err)
+	}
+	g.Release()
+	g2, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(10*mib, "k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv, _ = g2.Resident("k")
+	if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	g2.Release()
+	if st := a.Stats(); len(st.Resident) != 1 || !st.Resident[0].Loaded || st.Resident[0].Refs != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	a.EvictIdle()
+}
+
+func TestResidentNeverAllocatedIsDropped(t *testing.T) {
+	_, a := newTestAllocator(t, 1024*mib, 0, 0)
+	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{residentPlan(10*mib, "k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Release()
+	if st := a.Stats(); st.Reserved != 0 || len(st.Resident) != 0 {
+		t.Fatalf("an unused resident reservation outlived its grant: %+v", st)
+	}
+}

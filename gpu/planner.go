@@ -1,0 +1,322 @@
+package gpu
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Tier says how much of a partition's data a plan keeps on the device.
+type Tier int
+
+// Plan tiers from the most device memory to the least.
+const (
+	// TierFull pre-stages a, b and c (three domain buffers) before the kernel lock and keeps the
+	// L/A/B scalars on the device.
+	TierFull Tier = iota
+	// TierPartial pre-stages a and b; c is streamed into b's buffer after the product a·b, and
+	// MSM scalars are read from host memory.
+	TierPartial
+	// TierMinimal keeps one domain buffer: a, b and c pass through it in turn and everything
+	// else is streamed with small chunks.
+	TierMinimal
+)
+
+func (t Tier) String() string {
+	switch t {
+	case TierFull:
+		return "full"
+	case TierPartial:
+		return "partial"
+	case TierMinimal:
+		return "minimal"
+	}
+	return fmt.Sprintf("tier(%d)", int(t))
+}
+
+// Query names one of a partition's MSMs.
+type Query int
+
+// The five Groth16 MSMs of a partition.
+const (
+	QueryH Query = iota
+	QueryL
+	QueryA
+	QueryBG1
+	QueryBG2
+	numQueries
+)
+
+var queryNames = [numQueries]string{"h", "l", "a", "b_g1", "b_g2"}
+
+func (q Query) String() string {
+	if q >= 0 && q < numQueries {
+		return queryNames[q]
+	}
+	return fmt.Sprintf("query(%d)", int(q))
+}
+
+// Curve is the group an MSM runs in.
+type Curve int
+
+// The groups of BLS12-381 MSMs.
+const (
+	G1 Curve = 1
+	G2 Curve = 2
+)
+
+// Curve returns the group of q's points.
+func (q Query) Curve() Curve {
+	if q == QueryBG2 {
+		return G2
+	}
+	return G1
+}
+
+// AffineBytes is the size of one affine point as the kernels read it (gnark-crypto layout).
+func (c Curve) AffineBytes() uint64 {
+	if c == G2 {
+		return 192
+	}
+	return 96
+}
+
+// FrBytes is the size of one scalar field element.
+const FrBytes = 32
+
+// MSMFlags mirror SNARKD_MSM_* in native/snarkd.h.
+type MSMFlags uint32
+
+// Flags of snarkd_msm_plan.
+const (
+	MSMPointsOnHost  MSMFlags = 1
+	MSMScalarsOnHost MSMFlags = 2
+	MSMSplit01       MSMFlags = 4
+)
+
+// Shape is what the planner needs to know of a partition.
+type Shape struct {
+	// LogDomain is log2 of the evaluation domain (27 for a 32 GiB PoRep partition).
+	LogDomain uint32
+	// Points per query: the length of each SRS vector the MSM reads (H is domain − 1).
+	Points [numQueries]uint64
+	// SRSKey identifies the parameter file; resident vectors are keyed by it and the query.
+	SRSKey string
+}
+
+// DomainBytes is the size of one evaluation vector (a, b or c).
+func (s Shape) DomainBytes() uint64 { return FrBytes << s.LogDomain }
+
+// SRSBytes is the size of q's point vector.
+func (s Shape) SRSBytes(q Query) uint64 { return s.Points[q] * q.Curve().AffineBytes() }
+
+// Sizer gives the device memory the kernels need beyond the data buffers. The cuda build can
+// answer from snarkd_ntt_domain_bytes and snarkd_msm_plan_make; ModelSizer mirrors them.
+type Sizer interface {
+	// NTTDomainBytes is the size of one NTT domain's twiddle tables.
+	NTTDomainBytes(logN uint32) uint64
+	// MSMWorkspace is the device workspace of one MSM of npoints with chunks of 2^chunkLog.
+	MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog uint32) uint64
+}
+
+// ModelSizer computes kernel workspace from the layouts documented in native/snarkd.h and
+// docs/scheduler.md.
+type ModelSizer struct{}
+
+// NTTDomainBytes: forward and inverse twiddles (n/2 Fr each) plus 8 tables of 2^ceil(lg/2) Fr.
+func (ModelSizer) NTTDomainBytes(logN uint32) uint64 {
+	split := (logN + 1) / 2
+	return FrBytes<<logN + 8*FrBytes<<split
+}
+
+// MSMWindowBits is the Pippenger window for npoints: floor(log2(1.5·n)) − 8, clamped to [10, 18].
+func MSMWindowBits(npoints uint64) uint32 {
+	if npoints <= 192 {
+		return 10
+	}
+	w := bits.Len64(npoints+npoints/2) - 1 - 8
+	return uint32(min(max(w, 10), 18))
+}
+
+// MSMWorkspace: XYZZ buckets (4 coordinates) for every window with signed digits, per-chunk
+// digits and indices (4 B each per window), and double-buffered host staging for what is on
+// the host.
+func (ModelSizer) MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog uint32) uint64 {
+	if npoints == 0 {
+		return 0
+	}
+	wbits := MSMWindowBits(npoints)
+	nwins := uint64(254/wbits + 1)
+	chunk := min(npoints, uint64(1)<<chunkLog)
+	fp := c.AffineBytes() / 2
+	ws := nwins << (wbits - 1) * 4 * fp
+	ws += chunk * (nwins + 1) * 4
+	if flags&MSMPointsOnHost != 0 {
+		ws += 2 * chunk * c.AffineBytes()
+	}
+	if flags&MSMScalarsOnHost != 0 {
+		ws += 2 * chunk * FrBytes
+	}
+	return ws
+}
+
+// Buffer is one named region of a plan's arena. Buffers of different phases may overlap.
+type Buffer struct {
+	Name   string
+	Offset uint64
+	Size   uint64
+}
+
+// ResidentNeed is a vector a plan expects to find on the device outside its arena: NTT
+// twiddle tables, or SRS points when the SRS is resident.
+type ResidentNeed struct {
+	Key   string
+	Bytes uint64
+}
+
+// Plan is the device memory of one partition attempt. Peak bytes are allocated as one arena
+// when the plan is granted; Resident vectors are reserved separately and shared.
+type Plan struct {
+	Tier Tier
+	// DomainBuffers is how many evaluation vectors are on the device during the H step.
+	DomainBuffers int
+	// Prestaged is how many of a, b, c are uploaded before the kernel lock.
+	Prestaged int
+	// ScalarsOnDevice: the L/A/B MSM scalars are uploaded; otherwise read from host memory.
+	ScalarsOnDevice bool
+	// SRSResident: the point vectors are resident (in Resident); otherwise streamed.
+	SRSResident bool
+	ChunkLog    uint32
+	MSMFlags    [numQueries]MSMFlags
+	// Peak is the arena size: the largest phase, every buffer rounded to AllocGranularity.
+	Peak     uint64
+	Buffers  []Buffer
+	Resident []ResidentNeed
+}
+
+// Buffer returns the named buffer of the plan's arena.
+func (p Plan) Buffer(name string) (Buffer, bool) {
+	for _, b := range p.Buffers {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Buffer{}, false
+}
+
+// Need is the device memory the plan asks for in total: arena plus resident vectors.
+func (p Plan) Need() uint64 {
+	n := p.Peak
+	for _, r := range p.Resident {
+		n += RoundAlloc(r.Bytes)
+	}
+	return n
+}
+
+func (p Plan) String() string {
+	srs := "streamed"
+	if p.SRSResident {
+		srs = "resident"
+	}
+	return fmt.Sprintf("%s (arena %s, SRS %s)", p.Tier, FormatBytes(p.Peak), srs)
+}
+
+// Planner computes the plans for partition shapes.
+type Planner struct {
+	Sizer Sizer
+}
+
+// chunkLogs are the MSM chunk sizes per tier.
+var chunkLogs = [...]uint32{TierFull: 24, TierPartial: 22, TierMinimal: 20}
+
+// NTTKey is the resident key of a domain's twiddle tables.
+func NTTKey(logN uint32) string { return fmt.Sprintf("ntt/2^%d", logN) }
+
+// SRSKey is the resident key of one SRS point vector.
+func SRSKey(srs string, q Query) string { return fmt.Sprintf("srs/%s/%s", srs, q) }
+
+// Plan computes the plan of one tier. The arena is laid out per phase (docs/scheduler.md):
+//
+//	H step:  a | b | c             (DomainBuffers × D)
+//	H MSM:   a (H scalars) | msm.h  (D + WS_H)
+//	L/A/B:   scalars | msm          (S + max WS_q), S = max points × 32 when ScalarsOnDevice
+//
+// and Peak is the largest phase.
+func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
+	sz := pl.Sizer
+	if sz == nil {
+		sz = ModelSizer{}
+	}
+	p := Plan{Tier: tier, SRSResident: srsResident, ChunkLog: chunkLogs[tier]}
+	switch tier {
+	case TierFull:
+		p.DomainBuffers, p.Prestaged, p.ScalarsOnDevice = 3, 3, true
+	case TierPartial:
+		p.DomainBuffers, p.Prestaged = 2, 2
+	default:
+		p.DomainBuffers = 1
+	}
+	d := RoundAlloc(s.DomainBytes())
+	var ntt uint64
+	for i, name := range []string{"a", "b", "c"}[:p.DomainBuffers] {
+		p.Buffers = append(p.Buffers, Buffer{Name: name, Offset: uint64(i) * d, Size: d})
+		ntt += d
+	}
+	for q := QueryH; q < numQueries; q++ {
+		f := MSMSplit01
+		if q == QueryH {
+			f = 0
+		} else if !p.ScalarsOnDevice {
+			f |= MSMScalarsOnHost
+		}
+		if !srsResident {
+			f |= MSMPointsOnHost
+		}
+		p.MSMFlags[q] = f
+	}
+	wsH := RoundAlloc(sz.MSMWorkspace(G1, s.Points[QueryH], p.MSMFlags[QueryH], p.ChunkLog))
+	p.Buffers = append(p.Buffers, Buffer{Name: "msm.h", Offset: d, Size: wsH})
+	phaseH := d + wsH
+
+	var scal, ws uint64
+	for q := QueryL; q < numQueries; q++ {
+		if p.ScalarsOnDevice {
+			scal = max(scal, RoundAlloc(s.Points[q]*FrBytes))
+		}
+		ws = max(ws, RoundAlloc(sz.MSMWorkspace(q.Curve(), s.Points[q], p.MSMFlags[q], p.ChunkLog)))
+	}
+	if scal > 0 {
+		p.Buffers = append(p.Buffers, Buffer{Name: "scalars", Offset: 0, Size: scal})
+	}
+	p.Buffers = append(p.Buffers, Buffer{Name: "msm", Offset: scal, Size: ws})
+	p.Peak = max(ntt, phaseH, scal+ws)
+
+	p.Resident = []ResidentNeed{{Key: NTTKey(s.LogDomain), Bytes: sz.NTTDomainBytes(s.LogDomain)}}
+	if srsResident {
+		for q := QueryH; q < numQueries; q++ {
+			if s.Points[q] > 0 {
+				p.Resident = append(p.Resident, ResidentNeed{Key: SRSKey(s.SRSKey, q), Bytes: s.SRSBytes(q)})
+			}
+		}
+	}
+	return p
+}
+
+// Candidates lists the plans admission may grant, best first: with the SRS resident (when
+// allowed) full, partial, minimal, then the same with the SRS streamed. Plans that are not
+// smaller than a better one are dropped.
+func (pl Planner) Candidates(s Shape, allowResident bool) []Plan {
+	var out []Plan
+	for _, res := range []bool{true, false} {
+		if res && !allowResident {
+			continue
+		}
+		for t := TierFull; t <= TierMinimal; t++ {
+			p := pl.Plan(s, t, res)
+			if len(out) > 0 && p.Need() >= out[len(out)-1].Need() && p.SRSResident == out[len(out)-1].SRSResident {
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}

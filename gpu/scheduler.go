@@ -1,0 +1,563 @@
+package gpu
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ProofKind is the kind of proof a partition belongs to; it sets the queue class.
+type ProofKind int
+
+// Proof kinds, in the order the queue serves their classes (PoRep and SnapDeals share one).
+const (
+	KindWinningPoSt ProofKind = iota
+	KindWindowPoSt
+	KindPoRep
+	KindSnapDeals
+)
+
+func (k ProofKind) String() string {
+	switch k {
+	case KindWinningPoSt:
+		return "winning-post"
+	case KindWindowPoSt:
+		return "window-post"
+	case KindPoRep:
+		return "porep"
+	case KindSnapDeals:
+		return "snap-deals"
+	}
+	return fmt.Sprintf("kind(%d)", int(k))
+}
+
+// Class is the queue class: 0 WinningPoSt, 1 WindowPoSt, 2 PoRep and SnapDeals.
+func (k ProofKind) Class() int {
+	switch k {
+	case KindWinningPoSt:
+		return 0
+	case KindWindowPoSt:
+		return 1
+	}
+	return 2
+}
+
+// Priority orders partitions: class, then oldest job, then job ID, then partition index.
+type Priority struct {
+	Class     int
+	Submitted int64 // job submission time, Unix nanoseconds
+	JobID     string
+	Index     int
+}
+
+// Less reports whether p is served before o.
+func (p Priority) Less(o Priority) bool {
+	if p.Class != o.Class {
+		return p.Class < o.Class
+	}
+	if p.Submitted != o.Submitted {
+		return p.Submitted < o.Submitted
+	}
+	if p.JobID != o.JobID {
+		return p.JobID < o.JobID
+	}
+	return p.Index < o.Index
+}
+
+// Partition is one unit of GPU work: one Groth16 circuit instance of a job.
+type Partition struct {
+	JobID     string
+	Kind      ProofKind
+	Submitted time.Time // when the job was accepted; older jobs go first
+	Index     int
+	Shape     Shape
+	// OnEvent, if set, receives this partition's events (the job's event log).
+	OnEvent func(Event)
+}
+
+// Priority is the partition's place in the queue.
+func (p *Partition) Priority() Priority {
+	return Priority{Class: p.Kind.Class(), Submitted: p.Submitted.UnixNano(), JobID: p.JobID, Index: p.Index}
+}
+
+// EventType names a scheduler event.
+type EventType string
+
+// Events of a partition's life.
+const (
+	EventQueued      EventType = "queued"
+	EventAdmitted    EventType = "admitted"     // Tier, Bytes: the plan granted
+	EventAllocFailed EventType = "alloc-failed" // the plan hit out-of-memory; a smaller one follows
+	EventDone        EventType = "done"
+	EventFailed      EventType = "failed"
+)
+
+// Event reports a step of a partition. Seq orders events across the scheduler.
+type Event struct {
+	Type        EventType
+	Seq         uint64
+	JobID       string
+	Kind        ProofKind
+	Index       int
+	Device      int
+	Worker      int
+	Tier        Tier
+	SRSResident bool
+	Bytes       uint64
+	Attempt     int
+	Err         error
+}
+
+// Metrics receives the scheduler's measurements; plugin/ adapts it to its metrics registry.
+type Metrics interface {
+	// PlanGranted counts a plan granted to a partition attempt.
+	PlanGranted(device int, kind ProofKind, tier Tier, srsResident bool, bytes uint64)
+	// AllocFailed counts an out-of-memory that admission did not predict.
+	AllocFailed(device int, tier Tier)
+	// PinnedFallback counts an upload that used pageable memory because the pinned pool was spent.
+	PinnedFallback(bytes uint64)
+}
+
+// WorkFunc proves one partition on the device of run with run's plan. It must be restartable:
+// after an out-of-memory error it is called again with a smaller plan.
+type WorkFunc func(ctx context.Context, run *Run) error
+
+// Config configures a Scheduler.
+type Config struct {
+	Devices []Device
+	// WorkersPerDevice defaults to 2.
+	WorkersPerDevice int
+	Allocator        AllocatorConfig
+	// PinnedBudget bounds page-locked upload buffers; zero means DefaultPinnedBudget.
+	PinnedBudget uint64
+	// SRSResidency lets plans keep SRS point vectors in VRAM where they fit beside every
+	// worker's full plan.
+	SRSResidency bool
+	Sizer        Sizer
+	// MaxOOMRetries bounds unexpected out-of-memory retries per partition; zero means 8.
+	MaxOOMRetries int
+	Metrics       Metrics
+	// OnEvent, if set, receives every partition's events.
+	OnEvent func(Event)
+}
+
+// Result describes how a partition ran.
+type Result struct {
+	Device   int
+	Worker   int
+	Plan     Plan
+	Attempts int
+	OOMs     int
+}
+
+// Scheduler runs partitions on GPUs: one queue ordered by Priority, N workers per device,
+// each partition pinned to the device of the worker that took it, admission through that
+// device's AccountingAllocator and kernels serialized by a per-device lock.
+type Scheduler struct {
+	cfg     Config
+	planner Planner
+	devs    []*devState
+	pinned  *PinnedPool
+	seq     atomic.Uint64
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	qmu    sync.Mutex
+	qcond  *sync.Cond
+	queue  itemHeap
+	closed bool
+}
+
+type devState struct {
+	ordinal int
+	dev     Device
+	alloc   *AccountingAllocator
+	kernel  chan struct{}
+
+	mu      sync.Mutex
+	workers []WorkerStatus
+	tiers   map[string]int
+}
+
+// New starts a scheduler with its workers.
+func New(cfg Config) (*Scheduler, error) {
+	if len(cfg.Devices) == 0 {
+		return nil, errors.New("gpu: scheduler needs at least one device")
+	}
+	if cfg.WorkersPerDevice <= 0 {
+		cfg.WorkersPerDevice = 2
+	}
+	if cfg.MaxOOMRetries <= 0 {
+		cfg.MaxOOMRetries = 8
+	}
+	s := &Scheduler{cfg: cfg, planner: Planner{Sizer: cfg.Sizer}}
+	s.qcond = sync.NewCond(&s.qmu)
+	for i, d := range cfg.Devices {
+		a, err := NewAccountingAllocator(d, cfg.Allocator)
+		if err != nil {
+			return nil, err
+		}
+		ds := &devState{ordinal: a.ordinal, dev: d, alloc: a, kernel: make(chan struct{}, 1),
+			workers: make([]WorkerStatus, cfg.WorkersPerDevice), tiers: map[string]int{}}
+		for w := range ds.workers {
+			ds.workers[w].ID = w
+		}
+		if ds.ordinal != i {
+			log.Debugw("device ordinal differs from its position", "ordinal", ds.ordinal, "position", i)
+		}
+		s.devs = append(s.devs, ds)
+	}
+	s.pinned = NewPinnedPool(cfg.Devices[0], cfg.PinnedBudget)
+	if cfg.Metrics != nil {
+		s.pinned.OnFallback = cfg.Metrics.PinnedFallback
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for _, d := range s.devs {
+		for w := range cfg.WorkersPerDevice {
+			s.wg.Add(1)
+			go s.worker(d, w)
+		}
+	}
+	return s, nil
+}
+
+// Pinned returns the scheduler's pinned host pool.
+func (s *Scheduler) Pinned() *PinnedPool { return s.pinned }
+
+// Allocator returns the allocator of the i-th configured device.
+func (s *Scheduler) Allocator(i int) *AccountingAllocator { return s.devs[i].alloc }
+
+// Close stops the workers after their current partitions, fails queued partitions, evicts
+// resident vectors and frees cached pinned memory.
+func (s *Scheduler) Close() error {
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return nil
+	}
+	s.closed = true
+	pending := s.queue
+	s.queue = nil
+	for _, it := range pending {
+		it.index = -1
+	}
+	s.qcond.Broadcast()
+	s.qmu.Unlock()
+	for _, it := range pending {
+		it.finish(Result{}, errClosed)
+	}
+	s.cancel()
+	s.wg.Wait()
+	for _, d := range s.devs {
+		d.alloc.EvictIdle()
+	}
+	s.pinned.Trim()
+	return nil
+}
+
+type item struct {
+	ctx   context.Context
+	p     *Partition
+	work  WorkFunc
+	prio  Priority
+	seq   uint64
+	index int // in the heap; -1 once taken or removed
+
+	done chan struct{}
+	res  Result
+	err  error
+}
+
+func (it *item) finish(res Result, err error) {
+	it.res, it.err = res, err
+	close(it.done)
+}
+
+type itemHeap []*item
+
+func (h itemHeap) Len() int { return len(h) }
+func (h itemHeap) Less(i, j int) bool {
+	if h[i].prio != h[j].prio {
+		return h[i].prio.Less(h[j].prio)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h itemHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *itemHeap) Push(x any) {
+	it := x.(*item)
+	it.index = len(*h)
+	*h = append(*h, it)
+}
+func (h *itemHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	it.index = -1
+	return it
+}
+
+func (s *Scheduler) emit(p *Partition, ev Event) {
+	ev.JobID, ev.Kind, ev.Index = p.JobID, p.Kind, p.Index
+	if ev.Seq == 0 {
+		ev.Seq = s.seq.Add(1)
+	}
+	if s.cfg.OnEvent != nil {
+		s.cfg.OnEvent(ev)
+	}
+	if p.OnEvent != nil {
+		p.OnEvent(ev)
+	}
+}
+
+// Prove queues p and waits until a worker has run work for it. Cancelling ctx removes a
+// queued partition and cancels a running one.
+func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Result, error) {
+	if work == nil {
+		return Result{}, errors.New("gpu: Prove needs a work function")
+	}
+	it := &item{ctx: ctx, p: &p, work: work, prio: p.Priority(), done: make(chan struct{})}
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return Result{}, errClosed
+	}
+	it.seq = s.seq.Add(1)
+	heap.Push(&s.queue, it)
+	s.qcond.Signal()
+	s.qmu.Unlock()
+	s.emit(&p, Event{Type: EventQueued, Seq: it.seq, Device: -1, Worker: -1})
+
+	select {
+	case <-it.done:
+		return it.res, it.err
+	case <-ctx.Done():
+	}
+	s.qmu.Lock()
+	if it.index >= 0 {
+		heap.Remove(&s.queue, it.index)
+		s.qmu.Unlock()
+		return Result{}, ctx.Err()
+	}
+	s.qmu.Unlock()
+	// A worker holds it; its context is ctx, so it stops promptly.
+	<-it.done
+	return it.res, it.err
+}
+
+// pop takes the best queued partition, or nil once the scheduler is closed. The event Seq is
+// taken under the queue lock so that events order the pops.
+func (s *Scheduler) pop() (*item, uint64) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	for len(s.queue) == 0 && !s.closed {
+		s.qcond.Wait()
+	}
+	if s.closed {
+		return nil, 0
+	}
+	return heap.Pop(&s.queue).(*item), s.seq.Add(1)
+}
+
+func (s *Scheduler) worker(d *devState, w int) {
+	defer s.wg.Done()
+	for {
+		it, seq := s.pop()
+		if it == nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(it.ctx)
+		stop := context.AfterFunc(s.ctx, cancel)
+		res, err := s.run(ctx, d, w, it, seq)
+		stop()
+		cancel()
+		d.setWorker(w, WorkerStatus{ID: w})
+		it.finish(res, err)
+	}
+}
+
+// allowResident decides whether p may keep its SRS in VRAM on d: only when the SRS and the
+// NTT tables fit beside every worker's full resident arena, so residency never starves plans.
+func (s *Scheduler) allowResident(d *devState, p *Partition) bool {
+	if !s.cfg.SRSResidency || p.Shape.SRSKey == "" {
+		return false
+	}
+	full := s.planner.Plan(p.Shape, TierFull, true)
+	need := uint64(s.cfg.WorkersPerDevice) * full.Peak
+	for _, r := range full.Resident {
+		need += RoundAlloc(r.Bytes)
+	}
+	return need <= d.alloc.Limit()
+}
+
+func (s *Scheduler) run(ctx context.Context, d *devState, w int, it *item, popSeq uint64) (Result, error) {
+	p := it.p
+	res := Result{Device: d.ordinal, Worker: w}
+	plans := s.planner.Candidates(p.Shape, s.allowResident(d, p))
+	first := true
+	for {
+		res.Attempts++
+		g, idx, err := d.alloc.Admit(ctx, it.prio, plans)
+		if err != nil {
+			err = fmt.Errorf("admitting %s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
+			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Attempt: res.Attempts, Err: err})
+			return res, err
+		}
+		plan := g.Plan
+		res.Plan = plan
+		ev := Event{Type: EventAdmitted, Device: d.ordinal, Worker: w, Tier: plan.Tier,
+			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts}
+		if first {
+			// The first admission carries the pop's sequence number: tests check queue order by it.
+			ev.Seq, first = popSeq, false
+		}
+		s.emit(p, ev)
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.PlanGranted(d.ordinal, p.Kind, plan.Tier, plan.SRSResident, plan.Need())
+		}
+		d.grant(w, p, plan)
+
+		err = g.Prepare()
+		if err == nil {
+			err = it.work(ctx, &Run{Partition: p, Device: d.dev, Ordinal: d.ordinal, Plan: plan,
+				Attempt: res.Attempts, Pinned: s.pinned, grant: g, kernel: d.kernel})
+		}
+		g.Release()
+		d.setWorker(w, WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index})
+		if err == nil {
+			s.emit(p, Event{Type: EventDone, Device: d.ordinal, Worker: w, Tier: plan.Tier,
+				SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts})
+			return res, nil
+		}
+		if !IsOutOfMemory(err) || ctx.Err() != nil {
+			err = fmt.Errorf("%s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
+			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier, Attempt: res.Attempts, Err: err})
+			return res, err
+		}
+		res.OOMs++
+		log.Warnw("unexpected gpu out-of-memory; retrying with a smaller plan", "device", d.ordinal,
+			"job", p.JobID, "partition", p.Index, "plan", plan.String(), "err", err)
+		d.alloc.NoteOutOfMemory()
+		if s.cfg.Metrics != nil {
+			s.cfg.Metrics.AllocFailed(d.ordinal, plan.Tier)
+		}
+		s.emit(p, Event{Type: EventAllocFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier,
+			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts, Err: err})
+		if res.OOMs > s.cfg.MaxOOMRetries {
+			err = fmt.Errorf("%s partition %d of job %s on gpu %d: giving up after %d out-of-memory retries: %w",
+				p.Kind, p.Index, p.JobID, d.ordinal, res.OOMs-1, err)
+			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier, Attempt: res.Attempts, Err: err})
+			return res, err
+		}
+		if idx+1 < len(plans) {
+			plans = plans[idx+1:]
+		} else {
+			plans = plans[len(plans)-1:]
+		}
+	}
+}
+
+func (d *devState) grant(w int, p *Partition, plan Plan) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.workers[w] = WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index,
+		Tier: plan.Tier.String(), SRSResident: plan.SRSResident, Bytes: plan.Need()}
+	d.tiers[plan.Tier.String()]++
+}
+
+func (d *devState) setWorker(w int, st WorkerStatus) {
+	d.mu.Lock()
+	d.workers[w] = st
+	d.mu.Unlock()
+}
+
+// Run is what a WorkFunc gets: the partition, its device and the granted plan's memory.
+type Run struct {
+	Partition *Partition
+	Device    Device
+	Ordinal   int
+	Plan      Plan
+	// Attempt counts from 1; it grows after each out-of-memory retry.
+	Attempt int
+	Pinned  *PinnedPool
+	grant   *Grant
+	kernel  chan struct{}
+}
+
+// Buffer returns the device address and size of one of the plan's arena buffers.
+func (r *Run) Buffer(name string) (DevicePtr, uint64, error) { return r.grant.Buffer(name) }
+
+// Resident returns one of the plan's resident vectors (NTT tables, SRS points).
+func (r *Run) Resident(key string) (*ResidentVector, error) { return r.grant.Resident(key) }
+
+// Kernel runs fn under the device's kernel lock. Hold it only around kernel work: uploads and
+// CPU work of one partition overlap another's kernels.
+func (r *Run) Kernel(ctx context.Context, name string, fn func() error) error {
+	select {
+	case r.kernel <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.kernel }()
+	return r.Device.Launch(ctx, name, fn)
+}
+
+// Upload copies src into device memory at dst.
+func (r *Run) Upload(ctx context.Context, dst DevicePtr, src HostMem) error {
+	return r.Device.CopyToDevice(ctx, dst, src)
+}
+
+// Status is a snapshot for `snarkd status`.
+type Status struct {
+	Queued  int            `json:"queued"`
+	Devices []DeviceStatus `json:"devices"`
+	Pinned  PinnedStats    `json:"pinned"`
+}
+
+// DeviceStatus is one device's reservations, tiers and workers.
+type DeviceStatus struct {
+	Info    DeviceInfo     `json:"info"`
+	Memory  AllocatorStats `json:"memory"`
+	Workers []WorkerStatus `json:"workers"`
+	// Tiers counts the plans granted per tier since start.
+	Tiers map[string]int `json:"tiers"`
+}
+
+// WorkerStatus is what one worker is doing.
+type WorkerStatus struct {
+	ID          int    `json:"id"`
+	Busy        bool   `json:"busy"`
+	JobID       string `json:"job_id,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Index       int    `json:"index"`
+	Tier        string `json:"tier,omitempty"`
+	SRSResident bool   `json:"srs_resident,omitempty"`
+	Bytes       uint64 `json:"bytes,omitempty"`
+}
+
+// Status reports the queue, each device's books, workers and tiers, and the pinned pool.
+func (s *Scheduler) Status() Status {
+	s.qmu.Lock()
+	st := Status{Queued: len(s.queue)}
+	s.qmu.Unlock()
+	for _, d := range s.devs {
+		d.mu.Lock()
+		ds := DeviceStatus{Info: d.dev.Info(), Memory: d.alloc.Stats(),
+			Workers: append([]WorkerStatus(nil), d.workers...), Tiers: map[string]int{}}
+		for k, v := range d.tiers {
+			ds.Tiers[k] = v
+		}
+		d.mu.Unlock()
+		st.Devices = append(st.Devices, ds)
+	}
+	st.Pinned = s.pinned.Stats()
+	return st
+}

@@ -1,0 +1,309 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SimConfig describes one simulated GPU.
+type SimConfig struct {
+	Ordinal  int
+	Name     string
+	TotalMem uint64
+	SMCount  int
+	// OthersMem is device memory used by other processes (and the driver) at start.
+	OthersMem uint64
+	// PinnedBandwidth and PageableBandwidth are host-to-device copy rates in bytes per second;
+	// zero makes copies instant.
+	PinnedBandwidth   float64
+	PageableBandwidth float64
+	// KernelLatency is added to every Launch.
+	KernelLatency time.Duration
+}
+
+// SimStats is what a simulated device observed.
+type SimStats struct {
+	Allocated     uint64 // bytes currently allocated by this process (rounded)
+	PeakAllocated uint64
+	Allocs        int
+	Frees         int
+	FailedAllocs  int // real (device full) and injected failures
+	Injected      int
+	HostPinned    uint64
+	CopiedPinned  uint64
+	CopiedPaged   uint64
+	Launches      int
+}
+
+// SimDevice is a simulated GPU for tests and `snarkd run --simulate-gpus`. It enforces its
+// capacity like a driver (an allocation past total − others fails with out-of-memory), lets
+// tests change other processes' usage and inject allocation failures, and checks that every
+// Free matches a live allocation.
+type SimDevice struct {
+	cfg SimConfig
+
+	mu       sync.Mutex
+	others   uint64
+	live     map[DevicePtr]uint64
+	next     DevicePtr
+	failNext int
+	hostLive map[uintptr]uint64
+	stats    SimStats
+}
+
+// NewSimDevice returns a simulated device; zero fields get an H200-like name and 132 SMs.
+func NewSimDevice(cfg SimConfig) *SimDevice {
+	if cfg.Name == "" {
+		cfg.Name = "Simulated GPU"
+	}
+	if cfg.SMCount == 0 {
+		cfg.SMCount = 132
+	}
+	return &SimDevice{cfg: cfg, others: cfg.OthersMem, live: map[DevicePtr]uint64{},
+		next: 1 << 32, hostLive: map[uintptr]uint64{}}
+}
+
+// Info returns the simulated inventory.
+func (d *SimDevice) Info() DeviceInfo {
+	free, total, _ := d.MemInfo()
+	return DeviceInfo{Ordinal: d.cfg.Ordinal, Name: d.cfg.Name, TotalMem: total, FreeMem: free,
+		SMCount: d.cfg.SMCount, ComputeMajor: 9, ComputeMinor: 0, PCIBusID: d.cfg.Ordinal}
+}
+
+// MemInfo reports total minus other processes' and this process's allocations.
+func (d *SimDevice) MemInfo() (free, total uint64, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	used := d.others + d.stats.Allocated
+	if used > d.cfg.TotalMem {
+		return 0, d.cfg.TotalMem, nil
+	}
+	return d.cfg.TotalMem - used, d.cfg.TotalMem, nil
+}
+
+// SetOthers changes the memory other processes hold, as when another program starts or exits.
+func (d *SimDevice) SetOthers(bytes uint64) {
+	d.mu.Lock()
+	d.others = bytes
+	d.mu.Unlock()
+}
+
+// InjectAllocFailures makes the next n allocations fail with out-of-memory.
+func (d *SimDevice) InjectAllocFailures(n int) {
+	d.mu.Lock()
+	d.failNext += n
+	d.mu.Unlock()
+}
+
+// Stats returns a snapshot of what the device observed.
+func (d *SimDevice) Stats() SimStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stats
+}
+
+func (d *SimDevice) oom(bytes uint64, why string) error {
+	d.stats.FailedAllocs++
+	return &Error{Op: fmt.Sprintf("device alloc of %s on simulated GPU %d", FormatBytes(bytes), d.cfg.Ordinal),
+		Code: cudaErrorMemoryAllocation, Message: why}
+}
+
+// Alloc books RoundAlloc(bytes) against the simulated capacity.
+func (d *SimDevice) Alloc(bytes uint64) (DevicePtr, error) {
+	size := RoundAlloc(max(bytes, 1))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failNext > 0 {
+		d.failNext--
+		d.stats.Injected++
+		return 0, d.oom(bytes, "out of memory (injected)")
+	}
+	if d.others+d.stats.Allocated+size > d.cfg.TotalMem {
+		return 0, d.oom(bytes, "out of memory")
+	}
+	p := d.next
+	d.next += DevicePtr(size)
+	d.live[p] = size
+	d.stats.Allocated += size
+	d.stats.PeakAllocated = max(d.stats.PeakAllocated, d.stats.Allocated)
+	d.stats.Allocs++
+	return p, nil
+}
+
+// Free releases an allocation; freeing an unknown pointer is an error, as in CUDA.
+func (d *SimDevice) Free(p DevicePtr) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	size, ok := d.live[p]
+	if !ok {
+		return &Error{Op: "device free", Code: 1, Message: fmt.Sprintf("invalid device pointer %#x", p)}
+	}
+	delete(d.live, p)
+	d.stats.Allocated -= size
+	d.stats.Frees++
+	return nil
+}
+
+// HostAlloc models page-locked memory: it is counted but has no contents.
+func (d *SimDevice) HostAlloc(bytes uint64) (HostMem, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	h := uintptr(d.next)
+	d.next += DevicePtr(RoundAlloc(max(bytes, 1)))
+	d.hostLive[h] = bytes
+	d.stats.HostPinned += bytes
+	return HostMem{Size: bytes, Pinned: true, handle: h}, nil
+}
+
+// HostFree releases memory from HostAlloc.
+func (d *SimDevice) HostFree(m HostMem) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	size, ok := d.hostLive[m.handle]
+	if !ok {
+		return &Error{Op: "host free", Code: 1, Message: "invalid host pointer"}
+	}
+	delete(d.hostLive, m.handle)
+	d.stats.HostPinned -= size
+	return nil
+}
+
+// CopyToDevice checks that the destination is live and takes size/bandwidth.
+func (d *SimDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error {
+	size := src.Size
+	if size == 0 {
+		size = uint64(len(src.Bytes))
+	}
+	d.mu.Lock()
+	ok := d.contains(dst, size)
+	if ok {
+		if src.Pinned {
+			d.stats.CopiedPinned += size
+		} else {
+			d.stats.CopiedPaged += size
+		}
+	}
+	d.mu.Unlock()
+	if !ok {
+		return &Error{Op: "memcpy htod", Code: 1, Message: fmt.Sprintf("%d bytes at %#x outside any allocation", size, dst)}
+	}
+	bw := d.cfg.PageableBandwidth
+	if src.Pinned {
+		bw = d.cfg.PinnedBandwidth
+	}
+	if bw <= 0 {
+		return ctx.Err()
+	}
+	return sleepCtx(ctx, time.Duration(float64(size)/bw*float64(time.Second)))
+}
+
+// contains reports whether [p, p+size) lies inside one live allocation.
+func (d *SimDevice) contains(p DevicePtr, size uint64) bool {
+	for base, n := range d.live {
+		if p >= base && uint64(p-base)+size <= n {
+			return true
+		}
+	}
+	return false
+}
+
+// Launch sleeps the configured kernel latency and runs fn.
+func (d *SimDevice) Launch(ctx context.Context, name string, fn func() error) error {
+	d.mu.Lock()
+	d.stats.Launches++
+	d.mu.Unlock()
+	if err := sleepCtx(ctx, d.cfg.KernelLatency); err != nil {
+		return err
+	}
+	if fn != nil {
+		return fn()
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ParseSimSpec parses a --simulate-gpus value: comma-separated groups of [COUNTx]SIZE, e.g.
+// "2x16GiB" or "1x80GB,2x24GiB". Devices are numbered in order and get planning-number copy
+// rates (50 GB/s pinned, 10 GB/s pageable).
+func ParseSimSpec(spec string) ([]SimConfig, error) {
+	var out []SimConfig
+	for _, group := range strings.Split(spec, ",") {
+		group = strings.TrimSpace(group)
+		if group == "" {
+			return nil, fmt.Errorf("simulated GPU spec %q: empty group", spec)
+		}
+		count, size := 1, group
+		if i := strings.IndexAny(group, "xX"); i > 0 {
+			n, err := strconv.Atoi(group[:i])
+			if err != nil || n < 1 || n > 64 {
+				return nil, fmt.Errorf("simulated GPU spec %q: bad device count %q", spec, group[:i])
+			}
+			count, size = n, group[i+1:]
+		}
+		bytes, err := ParseBytes(size)
+		if err != nil {
+			return nil, fmt.Errorf("simulated GPU spec %q: %w", spec, err)
+		}
+		if bytes < 1<<30 {
+			return nil, fmt.Errorf("simulated GPU spec %q: %s is less than 1 GiB", spec, size)
+		}
+		for range count {
+			out = append(out, SimConfig{Ordinal: len(out),
+				Name:     fmt.Sprintf("Simulated GPU (%s)", FormatBytes(bytes)),
+				TotalMem: bytes, PinnedBandwidth: 50e9, PageableBandwidth: 10e9})
+		}
+	}
+	return out, nil
+}
+
+// NewSimDevices builds the devices of a --simulate-gpus spec.
+func NewSimDevices(spec string) ([]*SimDevice, error) {
+	cfgs, err := ParseSimSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*SimDevice, len(cfgs))
+	for i, c := range cfgs {
+		out[i] = NewSimDevice(c)
+	}
+	return out, nil
+}
+
+// ParseBytes parses a size such as "16GiB", "512MiB", "80GB" or "1073741824".
+func ParseBytes(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	mult := map[string]float64{"": 1, "B": 1,
+		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40,
+		"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
+		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[strings.ToUpper(unit)]
+	if mult == 0 {
+		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("size %q: bad number", s)
+	}
+	return uint64(v * mult), nil
+}
