@@ -152,6 +152,8 @@ type Job struct {
 	Started        time.Time `json:",omitempty"`
 	Finished       time.Time `json:",omitempty"`
 	Error          string    `json:",omitempty"`
+	// ErrorCode is the Lotus CallError code a failed Lotus job reports (101: daemon restarted).
+	ErrorCode ErrorCode `json:",omitempty"`
 	// CallID is the Lotus call this job answers (origin lotus).
 	CallID *CallID `json:",omitempty"`
 	// Delivered is set once a Lotus result reached the miner.

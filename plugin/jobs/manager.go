@@ -1,0 +1,721 @@
+// Package jobs is the daemon's job manager: a priority queue of proof jobs (WinningPoSt before
+// WindowPoSt before sealing proofs, oldest first), idempotent request IDs, per-job cancellation,
+// progress events, and a journal that keeps every accepted job and result across restarts.
+package jobs
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	logging "github.com/ipfs/go-log/v2"
+
+	"github.com/snarkd/snarkd/plugin/journal"
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+var log = logging.Logger("snarkd/jobs")
+
+// Stage is a step of the proving pipeline reported through Report.
+type Stage = rpcapi.EventType
+
+// Report is how a Runner tells the manager where a job is.
+type Report func(stage Stage, partition, partitions int)
+
+// Output is what a Runner produced for one job.
+type Output struct {
+	Proof       []byte
+	SynthesisMs uint64
+	ProveMs     uint64
+	VerifyMs    uint64
+}
+
+// Runner computes proofs. Supports answers nil or *rpcapi.ErrNotSupportedYet.
+type Runner interface {
+	Supports(kind rpcapi.ProofKind) error
+	Run(ctx context.Context, req rpcapi.ProofRequest, report Report) (Output, error)
+}
+
+// Config tunes the manager.
+type Config struct {
+	// Workers is how many jobs run at once.
+	Workers int
+	// MaxPending bounds jobs queued or running; Submit answers ErrQueueFull beyond it.
+	MaxPending int
+	// Retention is how long final jobs (and delivered Lotus results) are kept.
+	Retention time.Duration
+	// RestartError is the message Lotus calls in flight at a restart fail with (code 101).
+	RestartError string
+}
+
+// Manager owns the queue and the workers. Create it with Open; stop it with Close.
+type Manager struct {
+	cfg    Config
+	j      *journal.Journal
+	runner Runner
+
+	mu      sync.Mutex
+	jobs    map[rpcapi.JobID]*entry
+	byReq   map[string]*entry
+	queue   jobHeap
+	wake    chan struct{}
+	pending int
+	seq     uint64
+	closing bool
+	hooks   []func(rpcapi.Job)
+	busy    map[rpcapi.JobID]bool
+
+	events *broker
+	stats  Stats
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Stats are cumulative counters since start, for /metrics and Status.
+type Stats struct {
+	Submitted map[rpcapi.ProofKind]uint64
+	Completed map[rpcapi.ProofKind]uint64
+	Failed    map[rpcapi.ProofKind]uint64
+	Cancelled map[rpcapi.ProofKind]uint64
+	Rejected  uint64
+	ProofNs   map[rpcapi.ProofKind]uint64
+}
+
+type entry struct {
+	rec      journal.Record
+	seq      uint64
+	index    int // in the heap, -1 when not queued
+	done     chan struct{}
+	cancel   context.CancelFunc
+	cancelBy bool // Cancel was called
+}
+
+// Open loads the journal and starts the workers. Jobs that were running or queued when the
+// daemon stopped are queued again, except Lotus calls, which fail with code 101 for the miner.
+func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = 1024
+	}
+	if cfg.RestartError == "" {
+		cfg.RestartError = "worker restarted"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{
+		cfg: cfg, j: j, runner: runner,
+		jobs: map[rpcapi.JobID]*entry{}, byReq: map[string]*entry{},
+		wake: make(chan struct{}, 1), busy: map[rpcapi.JobID]bool{},
+		events: newBroker(),
+		stats: Stats{
+			Submitted: map[rpcapi.ProofKind]uint64{}, Completed: map[rpcapi.ProofKind]uint64{},
+			Failed: map[rpcapi.ProofKind]uint64{}, Cancelled: map[rpcapi.ProofKind]uint64{},
+			ProofNs: map[rpcapi.ProofKind]uint64{},
+		},
+		ctx: ctx, cancel: cancel,
+	}
+	recs, err := j.All()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	sort.Slice(recs, func(a, b int) bool { return recs[a].Job.Submitted.Before(recs[b].Job.Submitted) })
+	now := time.Now()
+	for _, r := range recs {
+		e := &entry{rec: r, index: -1, done: make(chan struct{})}
+		m.seq++
+		e.seq = m.seq
+		switch {
+		case r.Job.State.Final():
+			close(e.done)
+		case r.Job.Origin == rpcapi.OriginLotus:
+			// The miner's call tracker waits for this call; tell it to reschedule (Lotus does the same).
+			e.rec.Job.State = rpcapi.JobFailed
+			e.rec.Job.Error = cfg.RestartError
+			e.rec.Job.ErrorCode = rpcapi.ErrTempWorkerRestart
+			e.rec.Job.Finished = now
+			if err := j.Update(e.rec, nil); err != nil {
+				cancel()
+				return nil, err
+			}
+			close(e.done)
+			log.Infow("Lotus call in flight at restart; reporting code 101", "job", r.Job.ID, "call", r.Job.CallID)
+		default:
+			if r.Job.State == rpcapi.JobRunning {
+				log.Infow("re-queueing job that was running at restart", "job", r.Job.ID)
+			}
+			e.rec.Job.State = rpcapi.JobQueued
+			e.rec.Job.PartitionsDone = 0
+			if err := j.Update(e.rec, nil); err != nil {
+				cancel()
+				return nil, err
+			}
+			heap.Push(&m.queue, e)
+			m.pending++
+		}
+		m.jobs[r.Job.ID] = e
+		if r.Job.RequestID != "" {
+			m.byReq[r.Job.RequestID] = e
+		}
+	}
+	for i := 0; i < cfg.Workers; i++ {
+		m.wg.Add(1)
+		go m.worker()
+	}
+	if cfg.Retention > 0 {
+		m.wg.Add(1)
+		go m.pruneLoop()
+	}
+	m.signal()
+	return m, nil
+}
+
+// OnFinal registers a function called (in its own goroutine) for every job that becomes final,
+// and at once for each final job already in the journal. Lotus delivery uses it.
+func (m *Manager) OnFinal(fn func(rpcapi.Job)) {
+	m.mu.Lock()
+	m.hooks = append(m.hooks, fn)
+	var final []rpcapi.Job
+	for _, e := range m.jobs {
+		if e.rec.Job.State.Final() {
+			final = append(final, e.rec.Job)
+		}
+	}
+	m.mu.Unlock()
+	for _, job := range final {
+		go fn(job)
+	}
+}
+
+// Close stops the workers. Running jobs are interrupted but stay "running" in the journal, so
+// the next Open queues them again.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+	m.events.close()
+}
+
+func (m *Manager) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// SubmitOpts describe where a submission comes from.
+type SubmitOpts struct {
+	Origin rpcapi.JobOrigin
+	CallID *rpcapi.CallID
+	// SkipSupportCheck queues kinds the runner does not support yet, so that the job fails
+	// through the normal path (Lotus calls must get a CallID and a Return* either way).
+	SkipSupportCheck bool
+}
+
+// Submit validates, journals and queues a request. A known RequestID with the same content
+// returns the existing job; with different content it fails with *rpcapi.ErrRequestConflict.
+func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.SubmitResult, error) {
+	if err := Validate(&req); err != nil {
+		m.reject()
+		return rpcapi.SubmitResult{}, err
+	}
+	if !opts.SkipSupportCheck {
+		if err := m.runner.Supports(req.Kind); err != nil {
+			m.reject()
+			return rpcapi.SubmitResult{}, err
+		}
+	}
+	hash, err := ContentHash(req)
+	if err != nil {
+		return rpcapi.SubmitResult{}, err
+	}
+	if opts.Origin == "" {
+		opts.Origin = rpcapi.OriginNative
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closing {
+		return rpcapi.SubmitResult{}, &rpcapi.ErrShuttingDown{}
+	}
+	if req.RequestID != "" {
+		if e, ok := m.byReq[req.RequestID]; ok {
+			if e.rec.Hash != hash {
+				m.stats.Rejected++
+				return rpcapi.SubmitResult{}, &rpcapi.ErrRequestConflict{RequestID: req.RequestID, JobID: e.rec.Job.ID}
+			}
+			return rpcapi.SubmitResult{JobID: e.rec.Job.ID, State: e.rec.Job.State, Existing: true, QueuePosition: m.position(e)}, nil
+		}
+	}
+	if m.pending >= m.cfg.MaxPending {
+		m.stats.Rejected++
+		return rpcapi.SubmitResult{}, &rpcapi.ErrQueueFull{Limit: m.cfg.MaxPending}
+	}
+	prio := rpcapi.DefaultPriority(req.Kind)
+	if req.Priority != nil {
+		prio = *req.Priority
+	}
+	job := rpcapi.Job{
+		ID: rpcapi.JobID(uuid.New().String()), RequestID: req.RequestID, Kind: req.Kind,
+		Priority: prio, Origin: opts.Origin, State: rpcapi.JobQueued, Partitions: Partitions(&req),
+		Submitted: time.Now(), CallID: opts.CallID,
+	}
+	rec := journal.Record{Job: job, Hash: hash}
+	if _, ok, err := m.j.Create(rec, req); err != nil {
+		return rpcapi.SubmitResult{}, err
+	} else if !ok {
+		// The index in memory mirrors the journal; a mismatch means a bug, not a client error.
+		return rpcapi.SubmitResult{}, fmt.Errorf("request ID %q in journal but not in memory", req.RequestID)
+	}
+	m.seq++
+	e := &entry{rec: rec, seq: m.seq, index: -1, done: make(chan struct{})}
+	m.jobs[job.ID] = e
+	if req.RequestID != "" {
+		m.byReq[req.RequestID] = e
+	}
+	heap.Push(&m.queue, e)
+	m.pending++
+	m.stats.Submitted[req.Kind]++
+	m.events.publish(m.event(e, rpcapi.EventQueued, 0))
+	m.signal()
+	return rpcapi.SubmitResult{JobID: job.ID, State: rpcapi.JobQueued, QueuePosition: m.position(e)}, nil
+}
+
+func (m *Manager) reject() {
+	m.mu.Lock()
+	m.stats.Rejected++
+	m.mu.Unlock()
+}
+
+// position counts queued jobs ahead of e; callers hold m.mu.
+func (m *Manager) position(e *entry) int {
+	if e.index < 0 {
+		return 0
+	}
+	n := 0
+	for _, o := range m.queue {
+		if o != e && m.queue.less(o, e) {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *Manager) event(e *entry, typ rpcapi.EventType, partition int) rpcapi.JobEvent {
+	now := time.Now()
+	since := e.rec.Job.Submitted
+	if !e.rec.Job.Started.IsZero() {
+		since = e.rec.Job.Started
+	}
+	ev := rpcapi.JobEvent{
+		JobID: e.rec.Job.ID, RequestID: e.rec.Job.RequestID, Kind: e.rec.Job.Kind, Type: typ,
+		Partition: partition, Partitions: e.rec.Job.Partitions, Time: now,
+		ElapsedMs: uint64(now.Sub(since).Milliseconds()),
+	}
+	if typ == rpcapi.EventFailed {
+		ev.Error = e.rec.Job.Error
+	}
+	return ev
+}
+
+func (m *Manager) worker() {
+	defer m.wg.Done()
+	for {
+		m.mu.Lock()
+		var e *entry
+		if !m.closing && m.queue.Len() > 0 {
+			e = heap.Pop(&m.queue).(*entry)
+		}
+		m.mu.Unlock()
+		if e == nil {
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-m.wake:
+				continue
+			}
+		}
+		m.run(e)
+		m.signal() // another worker may be waiting for the item we skipped past
+	}
+}
+
+func (m *Manager) run(e *entry) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	defer cancel()
+	m.mu.Lock()
+	e.cancel = cancel
+	e.rec.Job.State = rpcapi.JobRunning
+	e.rec.Job.Started = time.Now()
+	e.rec.Job.Timings.QueueWaitMs = uint64(e.rec.Job.Started.Sub(e.rec.Job.Submitted).Milliseconds())
+	m.busy[e.rec.Job.ID] = true
+	rec := e.rec
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.busy, e.rec.Job.ID)
+		m.mu.Unlock()
+	}()
+	if err := m.j.Update(rec, nil); err != nil {
+		log.Errorw("journaling job start", "job", rec.Job.ID, "err", err)
+	}
+	m.events.publish(m.event(e, rpcapi.EventStarted, 0))
+
+	var (
+		out    Output
+		runErr error
+	)
+	req, err := m.j.Request(rec.Job.ID)
+	if err != nil {
+		runErr = err
+	} else {
+		out, runErr = m.safeRun(ctx, req, func(stage Stage, partition, partitions int) {
+			m.mu.Lock()
+			if partitions > 0 {
+				e.rec.Job.Partitions = partitions
+			}
+			if stage == rpcapi.EventVerifying || (stage == rpcapi.EventProving && partition > e.rec.Job.PartitionsDone) {
+				e.rec.Job.PartitionsDone = partition
+			}
+			ev := m.event(e, stage, partition)
+			m.mu.Unlock()
+			m.events.publish(ev)
+		})
+	}
+
+	m.mu.Lock()
+	if m.closing && !e.cancelBy {
+		// Shutdown, not a verdict on the job: it stays "running" and is re-queued at the next start.
+		m.mu.Unlock()
+		return
+	}
+	job := &e.rec.Job
+	job.Finished = time.Now()
+	job.Timings.SynthesisMs, job.Timings.ProveMs, job.Timings.VerifyMs = out.SynthesisMs, out.ProveMs, out.VerifyMs
+	job.Timings.TotalMs = uint64(job.Finished.Sub(job.Submitted).Milliseconds())
+	var proof []byte
+	typ := rpcapi.EventDone
+	switch {
+	case e.cancelBy:
+		job.State, job.Error, typ = rpcapi.JobCancelled, "cancelled", rpcapi.EventCancelled
+		m.stats.Cancelled[job.Kind]++
+	case runErr != nil:
+		job.State, job.Error, typ = rpcapi.JobFailed, runErr.Error(), rpcapi.EventFailed
+		m.stats.Failed[job.Kind]++
+	default:
+		job.State, proof = rpcapi.JobDone, out.Proof
+		job.PartitionsDone = job.Partitions
+		m.stats.Completed[job.Kind]++
+		m.stats.ProofNs[job.Kind] += uint64(job.Finished.Sub(job.Started).Nanoseconds())
+	}
+	rec = e.rec
+	m.pending--
+	m.mu.Unlock()
+	if err := m.j.Update(rec, proof); err != nil {
+		log.Errorw("journaling job result", "job", rec.Job.ID, "err", err)
+	}
+	m.finish(e, typ)
+}
+
+// safeRun keeps a panicking prover from taking the daemon down with it.
+func (m *Manager) safeRun(ctx context.Context, req rpcapi.ProofRequest, report Report) (out Output, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("prover panicked: %v", r)
+			log.Errorw("prover panic", "kind", req.Kind, "panic", r)
+		}
+	}()
+	return m.runner.Run(ctx, req, report)
+}
+
+func (m *Manager) finish(e *entry, typ rpcapi.EventType) {
+	m.mu.Lock()
+	ev := m.event(e, typ, e.rec.Job.PartitionsDone)
+	job := e.rec.Job
+	hooks := append([]func(rpcapi.Job){}, m.hooks...)
+	close(e.done)
+	m.mu.Unlock()
+	m.events.publish(ev)
+	for _, h := range hooks {
+		go h(job)
+	}
+}
+
+// Cancel stops a job. It reports whether the job was running; a final job is left alone.
+func (m *Manager) Cancel(id rpcapi.JobID) (bool, error) {
+	m.mu.Lock()
+	e, ok := m.jobs[id]
+	if !ok {
+		m.mu.Unlock()
+		return false, &rpcapi.ErrJobNotFound{JobID: id}
+	}
+	switch {
+	case e.rec.Job.State.Final():
+		m.mu.Unlock()
+		return false, nil
+	case e.index >= 0:
+		heap.Remove(&m.queue, e.index)
+		e.cancelBy = true
+		e.rec.Job.State, e.rec.Job.Error = rpcapi.JobCancelled, "cancelled"
+		e.rec.Job.Finished = time.Now()
+		m.stats.Cancelled[e.rec.Job.Kind]++
+		m.pending--
+		rec := e.rec
+		m.mu.Unlock()
+		if err := m.j.Update(rec, nil); err != nil {
+			return false, err
+		}
+		m.finish(e, rpcapi.EventCancelled)
+		return false, nil
+	default:
+		e.cancelBy = true
+		if e.cancel != nil {
+			e.cancel()
+		}
+		m.mu.Unlock()
+		return true, nil
+	}
+}
+
+// Get returns a job.
+func (m *Manager) Get(id rpcapi.JobID) (rpcapi.Job, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.jobs[id]
+	if !ok {
+		return rpcapi.Job{}, &rpcapi.ErrJobNotFound{JobID: id}
+	}
+	return e.rec.Job, nil
+}
+
+// Await waits until the job is final and returns it with its proof.
+func (m *Manager) Await(ctx context.Context, id rpcapi.JobID) (rpcapi.JobResult, error) {
+	m.mu.Lock()
+	e, ok := m.jobs[id]
+	m.mu.Unlock()
+	if !ok {
+		return rpcapi.JobResult{}, &rpcapi.ErrJobNotFound{JobID: id}
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return rpcapi.JobResult{}, fmt.Errorf("awaiting job %s: %w", id, ctx.Err())
+	case <-m.ctx.Done():
+		return rpcapi.JobResult{}, &rpcapi.ErrShuttingDown{}
+	}
+	job, err := m.Get(id)
+	if err != nil {
+		return rpcapi.JobResult{}, err
+	}
+	res := rpcapi.JobResult{Job: job}
+	if job.State == rpcapi.JobDone {
+		if res.Proof, err = m.j.Proof(id); err != nil {
+			return res, fmt.Errorf("reading proof of job %s: %w", id, err)
+		}
+	}
+	return res, nil
+}
+
+// Jobs lists jobs matching f, newest first.
+func (m *Manager) Jobs(f rpcapi.JobFilter) []rpcapi.Job {
+	m.mu.Lock()
+	out := make([]rpcapi.Job, 0, len(m.jobs))
+	for _, e := range m.jobs {
+		if Match(f, e.rec.Job.ID, e.rec.Job.Kind, e.rec.Job.State) {
+			out = append(out, e.rec.Job)
+		}
+	}
+	m.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool { return out[a].Submitted.After(out[b].Submitted) })
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// Match applies a filter to one job.
+func Match(f rpcapi.JobFilter, id rpcapi.JobID, kind rpcapi.ProofKind, state rpcapi.JobState) bool {
+	if len(f.JobIDs) > 0 && !contains(f.JobIDs, id) {
+		return false
+	}
+	if len(f.Kinds) > 0 && !contains(f.Kinds, kind) {
+		return false
+	}
+	if len(f.States) > 0 && !contains(f.States, state) {
+		return false
+	}
+	return true
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// MarkDelivered records that a Lotus job's result reached the miner.
+func (m *Manager) MarkDelivered(id rpcapi.JobID) error {
+	m.mu.Lock()
+	e, ok := m.jobs[id]
+	if !ok {
+		m.mu.Unlock()
+		return &rpcapi.ErrJobNotFound{JobID: id}
+	}
+	e.rec.Job.Delivered = true
+	rec := e.rec
+	m.mu.Unlock()
+	return m.j.Update(rec, nil)
+}
+
+// Proof returns a finished job's proof from the journal.
+func (m *Manager) Proof(id rpcapi.JobID) ([]byte, error) { return m.j.Proof(id) }
+
+// Subscribe streams events matching f until ctx ends.
+func (m *Manager) Subscribe(ctx context.Context, f rpcapi.JobFilter) <-chan rpcapi.JobEvent {
+	return m.events.subscribe(ctx, f)
+}
+
+// Snapshot is the queue's state for Status and /metrics.
+type Snapshot struct {
+	Queued, Running map[rpcapi.ProofKind]int
+	RunningIDs      []rpcapi.JobID
+	LotusPending    int
+	Stats           Stats
+	Workers         int
+}
+
+// Snapshot copies the counters.
+func (m *Manager) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{Queued: map[rpcapi.ProofKind]int{}, Running: map[rpcapi.ProofKind]int{}, Workers: m.cfg.Workers}
+	for _, e := range m.jobs {
+		switch e.rec.Job.State {
+		case rpcapi.JobQueued:
+			s.Queued[e.rec.Job.Kind]++
+		case rpcapi.JobRunning:
+			s.Running[e.rec.Job.Kind]++
+		}
+		if e.rec.Job.Origin == rpcapi.OriginLotus && !e.rec.Job.State.Final() {
+			s.LotusPending++
+		}
+	}
+	for id := range m.busy {
+		s.RunningIDs = append(s.RunningIDs, id)
+	}
+	cp := func(in map[rpcapi.ProofKind]uint64) map[rpcapi.ProofKind]uint64 {
+		out := make(map[rpcapi.ProofKind]uint64, len(in))
+		for k, v := range in {
+			out[k] = v
+		}
+		return out
+	}
+	s.Stats = Stats{Submitted: cp(m.stats.Submitted), Completed: cp(m.stats.Completed), Failed: cp(m.stats.Failed),
+		Cancelled: cp(m.stats.Cancelled), Rejected: m.stats.Rejected, ProofNs: cp(m.stats.ProofNs)}
+	return s
+}
+
+// WaitQuiet blocks until no Lotus job is queued or running.
+func (m *Manager) WaitQuiet(ctx context.Context) error {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if m.Snapshot().LotusPending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+func (m *Manager) pruneLoop() {
+	defer m.wg.Done()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+			m.prune(time.Now().Add(-m.cfg.Retention))
+		}
+	}
+}
+
+// prune drops final jobs finished before cutoff; Lotus results are kept until delivered.
+func (m *Manager) prune(cutoff time.Time) {
+	m.mu.Lock()
+	var drop []*entry
+	for _, e := range m.jobs {
+		j := e.rec.Job
+		if j.State.Final() && j.Finished.Before(cutoff) && (j.Origin != rpcapi.OriginLotus || j.Delivered) {
+			drop = append(drop, e)
+		}
+	}
+	for _, e := range drop {
+		delete(m.jobs, e.rec.Job.ID)
+		if m.byReq[e.rec.Job.RequestID] == e {
+			delete(m.byReq, e.rec.Job.RequestID)
+		}
+	}
+	m.mu.Unlock()
+	for _, e := range drop {
+		if err := m.j.Delete(e.rec.Job.ID); err != nil {
+			log.Warnw("pruning job", "job", e.rec.Job.ID, "err", err)
+		}
+	}
+}
+
+// ErrClosed is returned by operations after Close.
+var ErrClosed = errors.New("job manager closed")
+
+// jobHeap orders queued jobs: priority class, then submission time, then arrival order.
+type jobHeap []*entry
+
+func (h jobHeap) less(a, b *entry) bool {
+	if a.rec.Job.Priority != b.rec.Job.Priority {
+		return a.rec.Job.Priority < b.rec.Job.Priority
+	}
+	if !a.rec.Job.Submitted.Equal(b.rec.Job.Submitted) {
+		return a.rec.Job.Submitted.Before(b.rec.Job.Submitted)
+	}
+	return a.seq < b.seq
+}
+func (h jobHeap) Len() int           { return len(h) }
+func (h jobHeap) Less(i, j int) bool { return h.less(h[i], h[j]) }
+func (h jobHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *jobHeap) Push(x interface{}) {
+	e := x.(*entry)
+	e.index = len(*h)
+	*h = append(*h, e)
+}
+func (h *jobHeap) Pop() interface{} {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	e.index = -1
+	*h = old[:len(old)-1]
+	return e
+}

@@ -1,0 +1,372 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/snarkd/snarkd/plugin/journal"
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+// gateRunner proves nothing real: each job blocks until the test releases it, so that queue
+// order can be observed without timing assumptions.
+type gateRunner struct {
+	mu      sync.Mutex
+	started []uint64 // Test.Seed of each job, in start order
+	startCh chan uint64
+	release chan struct{}
+	fail    map[uint64]error
+	panicOn uint64
+}
+
+func newGateRunner() *gateRunner {
+	return &gateRunner{startCh: make(chan uint64, 100), release: make(chan struct{}), fail: map[uint64]error{}}
+}
+
+func (g *gateRunner) Supports(k rpcapi.ProofKind) error {
+	if k != rpcapi.KindTest {
+		return &rpcapi.ErrNotSupportedYet{Kind: k, Reason: "no circuit"}
+	}
+	return nil
+}
+
+func (g *gateRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report Report) (Output, error) {
+	seed := req.Test.Seed
+	g.mu.Lock()
+	g.started = append(g.started, seed)
+	err := g.fail[seed]
+	g.mu.Unlock()
+	g.startCh <- seed
+	if seed == g.panicOn && seed != 0 {
+		panic("boom")
+	}
+	report(rpcapi.EventSynthesizing, 0, 1)
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return Output{}, ctx.Err()
+	}
+	report(rpcapi.EventProving, 1, 1)
+	if err != nil {
+		return Output{}, err
+	}
+	return Output{Proof: []byte(fmt.Sprintf("proof-%d", seed))}, nil
+}
+
+func testReq(id string, seed uint64) rpcapi.ProofRequest {
+	return rpcapi.ProofRequest{RequestID: id, Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: 16, Seed: seed}}
+}
+
+func open(t *testing.T, path string, r Runner, cfg Config) *Manager {
+	t.Helper()
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(j, r, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); j.Close() })
+	return m
+}
+
+func waitStart(t *testing.T, g *gateRunner) uint64 {
+	t.Helper()
+	select {
+	case s := <-g.startCh:
+		return s
+	case <-time.After(30 * time.Second):
+		t.Fatal("no job started")
+		return 0
+	}
+}
+
+func TestPriorityOrder(t *testing.T) {
+	g := newGateRunner()
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
+	if _, err := m.Submit(testReq("blocker", 1), SubmitOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStart(t, g)
+	for i := uint64(2); i <= 4; i++ {
+		if _, err := m.Submit(testReq(fmt.Sprint("seal", i), i), SubmitOpts{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	window, winning := rpcapi.PriorityWindowPoSt, rpcapi.PriorityWinningPoSt
+	w := testReq("window", 5)
+	w.Priority = &window
+	if _, err := m.Submit(w, SubmitOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	win := testReq("winning", 6)
+	win.Priority = &winning
+	res, err := m.Submit(win, SubmitOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.QueuePosition != 0 {
+		t.Fatalf("winning job queue position %d, want 0", res.QueuePosition)
+	}
+	want := []uint64{6, 5, 2, 3, 4}
+	for _, seed := range want {
+		g.release <- struct{}{}
+		if got := waitStart(t, g); got != seed {
+			t.Fatalf("started seed %d, want %d (order %v)", got, seed, want)
+		}
+	}
+	g.release <- struct{}{}
+}
+
+func TestIdempotentRequestIDs(t *testing.T) {
+	g := newGateRunner()
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
+	a, err := m.Submit(testReq("same", 1), SubmitOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Submit(testReq("same", 1), SubmitOpts{})
+	if err != nil || b.JobID != a.JobID || !b.Existing {
+		t.Fatalf("resubmission: %+v %v", b, err)
+	}
+	_, err = m.Submit(testReq("same", 2), SubmitOpts{})
+	var conflict *rpcapi.ErrRequestConflict
+	if !errors.As(err, &conflict) || conflict.JobID != a.JobID {
+		t.Fatalf("conflicting content: %v", err)
+	}
+	waitStart(t, g)
+	g.release <- struct{}{}
+	res, err := m.Await(context.Background(), a.JobID)
+	if err != nil || res.State != rpcapi.JobDone || string(res.Proof) != "proof-1" {
+		t.Fatalf("await: %+v %v", res, err)
+	}
+	if n := len(m.Jobs(rpcapi.JobFilter{})); n != 1 {
+		t.Fatalf("%d jobs, want 1", n)
+	}
+}
+
+func TestBadRequestsAndLimits(t *testing.T) {
+	g := newGateRunner()
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1, MaxPending: 2})
+	for _, tc := range []struct {
+		req   rpcapi.ProofRequest
+		field string
+	}{
+		{rpcapi.ProofRequest{Kind: "groth17"}, "Kind"},
+		{rpcapi.ProofRequest{}, "Kind"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindTest}, "Test"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{}}, "Test.Constraints"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 99, Phase1Out: []byte("{}")}, "RegisteredProof"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, SectorSize: 2048, Phase1Out: []byte("{}")}, "SectorSize"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, Phase1Out: []byte("nope")}, "Phase1Out"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindWinningPoSt, RegisteredProof: 13, Randomness: make([]byte, 32), VanillaProofs: [][]byte{{1}}}, "RegisteredProof"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindWindowPoSt, RegisteredProof: 13, Randomness: make([]byte, 31), VanillaProofs: [][]byte{{1}}}, "Randomness"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindSnapProve, RegisteredProof: 3, CommROld: make([]byte, 32), CommRNew: make([]byte, 32), CommDNew: make([]byte, 3), VanillaProofs: [][]byte{{1}}}, "CommDNew"},
+	} {
+		_, err := m.Submit(tc.req, SubmitOpts{})
+		var br *rpcapi.ErrBadRequest
+		if !errors.As(err, &br) || br.Field != tc.field {
+			t.Errorf("%+v: err %v, want bad %s", tc.req, err, tc.field)
+		}
+	}
+	// A well-formed Filecoin request is refused as not supported yet, not queued.
+	_, err := m.Submit(rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, Phase1Out: []byte(`{}`)}, SubmitOpts{})
+	var ns *rpcapi.ErrNotSupportedYet
+	if !errors.As(err, &ns) || ns.Kind != rpcapi.KindPoRepC2 {
+		t.Fatalf("porep: %v", err)
+	}
+	// Queue limit.
+	for i := uint64(1); i <= 2; i++ {
+		if _, err := m.Submit(testReq(fmt.Sprint(i), i), SubmitOpts{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = m.Submit(testReq("3", 3), SubmitOpts{})
+	var full *rpcapi.ErrQueueFull
+	if !errors.As(err, &full) || full.Limit != 2 {
+		t.Fatalf("full queue: %v", err)
+	}
+	if m.Snapshot().Stats.Rejected == 0 {
+		t.Fatal("rejections not counted")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	g := newGateRunner()
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
+	run, _ := m.Submit(testReq("run", 1), SubmitOpts{})
+	waitStart(t, g)
+	queued, _ := m.Submit(testReq("queued", 2), SubmitOpts{})
+	if was, err := m.Cancel(queued.JobID); err != nil || was {
+		t.Fatalf("cancel queued: %v %v", was, err)
+	}
+	if was, err := m.Cancel(run.JobID); err != nil || !was {
+		t.Fatalf("cancel running: %v %v", was, err)
+	}
+	for _, id := range []rpcapi.JobID{run.JobID, queued.JobID} {
+		res, err := m.Await(context.Background(), id)
+		if err != nil || res.State != rpcapi.JobCancelled || res.Proof != nil {
+			t.Fatalf("%s: %+v %v", id, res.Job, err)
+		}
+	}
+	if _, err := m.Cancel("nope"); !errors.As(err, new(*rpcapi.ErrJobNotFound)) {
+		t.Fatalf("unknown job: %v", err)
+	}
+	// The worker is free again: a new job runs.
+	next, _ := m.Submit(testReq("next", 3), SubmitOpts{})
+	if s := waitStart(t, g); s != 3 {
+		t.Fatalf("started %d", s)
+	}
+	g.release <- struct{}{}
+	if res, err := m.Await(context.Background(), next.JobID); err != nil || res.State != rpcapi.JobDone {
+		t.Fatalf("next: %+v %v", res, err)
+	}
+}
+
+func TestFailureAndPanic(t *testing.T) {
+	g := newGateRunner()
+	g.fail[1] = errors.New("synthesis failed: constraint 7 unsatisfied")
+	g.panicOn = 2
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
+	a, _ := m.Submit(testReq("a", 1), SubmitOpts{})
+	b, _ := m.Submit(testReq("b", 2), SubmitOpts{})
+	waitStart(t, g)
+	g.release <- struct{}{}
+	ra, _ := m.Await(context.Background(), a.JobID)
+	if ra.State != rpcapi.JobFailed || ra.Error != "synthesis failed: constraint 7 unsatisfied" {
+		t.Fatalf("a: %+v", ra.Job)
+	}
+	waitStart(t, g)
+	rb, _ := m.Await(context.Background(), b.JobID)
+	if rb.State != rpcapi.JobFailed || rb.Error != "prover panicked: boom" {
+		t.Fatalf("b: %+v", rb.Job)
+	}
+}
+
+func TestRestartRecovery(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	g := newGateRunner()
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Open(j, g, Config{Workers: 1, RestartError: "worker [name: test] restarted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := m.Submit(testReq("done", 1), SubmitOpts{})
+	waitStart(t, g)
+	g.release <- struct{}{}
+	if _, err := m.Await(context.Background(), done.JobID); err != nil {
+		t.Fatal(err)
+	}
+	running, _ := m.Submit(testReq("running", 2), SubmitOpts{})
+	waitStart(t, g)
+	queued, _ := m.Submit(testReq("queued", 3), SubmitOpts{})
+	call := &rpcapi.CallID{}
+	lotus, _ := m.Submit(testReq("lotus", 4), SubmitOpts{Origin: rpcapi.OriginLotus, CallID: call})
+	m.Close()
+	j.Close()
+
+	g2 := newGateRunner()
+	m2 := open(t, path, g2, Config{Workers: 1, RestartError: "worker [name: test] restarted"})
+	var finals []rpcapi.Job
+	var fmu sync.Mutex
+	got := make(chan struct{}, 10)
+	m2.OnFinal(func(j rpcapi.Job) {
+		fmu.Lock()
+		finals = append(finals, j)
+		fmu.Unlock()
+		got <- struct{}{}
+	})
+	// The done job keeps its proof; the Lotus call fails with 101; native jobs run again in order.
+	res, err := m2.Await(context.Background(), done.JobID)
+	if err != nil || string(res.Proof) != "proof-1" {
+		t.Fatalf("done job after restart: %+v %v", res, err)
+	}
+	lr, _ := m2.Await(context.Background(), lotus.JobID)
+	if lr.State != rpcapi.JobFailed || lr.ErrorCode != rpcapi.ErrTempWorkerRestart || lr.Error != "worker [name: test] restarted" {
+		t.Fatalf("lotus job after restart: %+v", lr.Job)
+	}
+	for _, want := range []uint64{2, 3} {
+		if s := waitStart(t, g2); s != want {
+			t.Fatalf("restarted seed %d, want %d", s, want)
+		}
+		g2.release <- struct{}{}
+	}
+	for _, id := range []rpcapi.JobID{running.JobID, queued.JobID} {
+		if r, err := m2.Await(context.Background(), id); err != nil || r.State != rpcapi.JobDone {
+			t.Fatalf("%s: %+v %v", id, r.Job, err)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		<-got
+	}
+	fmu.Lock()
+	defer fmu.Unlock()
+	if len(finals) != 4 {
+		t.Fatalf("%d final hooks, want 4", len(finals))
+	}
+}
+
+func TestEvents(t *testing.T) {
+	g := newGateRunner()
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := m.Subscribe(ctx, rpcapi.JobFilter{Kinds: []rpcapi.ProofKind{rpcapi.KindTest}})
+	res, _ := m.Submit(testReq("e", 1), SubmitOpts{})
+	waitStart(t, g)
+	g.release <- struct{}{}
+	var types []rpcapi.EventType
+	for ev := range ch {
+		if ev.JobID != res.JobID {
+			t.Fatalf("foreign event %+v", ev)
+		}
+		types = append(types, ev.Type)
+		if ev.Type == rpcapi.EventDone {
+			break
+		}
+	}
+	want := []rpcapi.EventType{"queued", "started", "synthesizing", "proving", "done"}
+	if fmt.Sprint(types) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", types, want)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	g := newGateRunner()
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
+	a, _ := m.Submit(testReq("a", 1), SubmitOpts{})
+	l, _ := m.Submit(testReq("l", 2), SubmitOpts{Origin: rpcapi.OriginLotus, CallID: &rpcapi.CallID{}})
+	for i := 0; i < 2; i++ {
+		waitStart(t, g)
+		g.release <- struct{}{}
+	}
+	m.Await(context.Background(), a.JobID)
+	m.Await(context.Background(), l.JobID)
+	m.prune(time.Now().Add(time.Hour))
+	if _, err := m.Get(a.JobID); err == nil {
+		t.Fatal("final native job not pruned")
+	}
+	if _, err := m.Get(l.JobID); err != nil {
+		t.Fatal("undelivered Lotus result pruned")
+	}
+	if err := m.MarkDelivered(l.JobID); err != nil {
+		t.Fatal(err)
+	}
+	m.prune(time.Now().Add(time.Hour))
+	if _, err := m.Get(l.JobID); err == nil {
+		t.Fatal("delivered Lotus job not pruned")
+	}
+	// A pruned request ID can be used again.
+	if r, err := m.Submit(testReq("a", 9), SubmitOpts{}); err != nil || r.Existing {
+		t.Fatalf("reuse after prune: %+v %v", r, err)
+	}
+}

@@ -1,0 +1,141 @@
+package jobs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/filecoin-project/go-state-types/abi"
+
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+// Limits on request fields that are cheap to check before anything is queued.
+const (
+	MaxRequestIDLen = 256
+	// MaxTestConstraints bounds a test-circuit partition (2^24 constraints).
+	MaxTestConstraints = 1 << 24
+	// MaxTestPartitions bounds the partitions of a test job.
+	MaxTestPartitions = 16
+)
+
+func bad(field, format string, args ...interface{}) error {
+	return &rpcapi.ErrBadRequest{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks a request's shape: a known kind, fields that belong to it, and sizes that
+// agree with its registered proof. It returns *rpcapi.ErrBadRequest naming the field.
+func Validate(req *rpcapi.ProofRequest) error {
+	if len(req.RequestID) > MaxRequestIDLen {
+		return bad("RequestID", "longer than %d bytes", MaxRequestIDLen)
+	}
+	if req.Priority != nil {
+		switch *req.Priority {
+		case rpcapi.PriorityWinningPoSt, rpcapi.PriorityWindowPoSt, rpcapi.PrioritySeal:
+		default:
+			return bad("Priority", "%d is not 0 (winning-post), 1 (window-post) or 2 (seal)", *req.Priority)
+		}
+	}
+	switch req.Kind {
+	case rpcapi.KindTest:
+		t := req.Test
+		if t == nil {
+			return bad("Test", "required for kind %q", req.Kind)
+		}
+		if t.Constraints == 0 || t.Constraints > MaxTestConstraints {
+			return bad("Test.Constraints", "%d: want 1..%d", t.Constraints, MaxTestConstraints)
+		}
+		if t.Partitions < 0 || t.Partitions > MaxTestPartitions {
+			return bad("Test.Partitions", "%d: want 0..%d (0 means 1)", t.Partitions, MaxTestPartitions)
+		}
+		if len(req.Phase1Out) > 0 || len(req.VanillaProofs) > 0 {
+			return bad("Kind", "test request carries Filecoin proof inputs")
+		}
+	case rpcapi.KindPoRepC2:
+		spt := abi.RegisteredSealProof(req.RegisteredProof)
+		size, err := spt.SectorSize()
+		if err != nil {
+			return bad("RegisteredProof", "%d is not a registered seal proof", req.RegisteredProof)
+		}
+		if req.SectorSize != 0 && req.SectorSize != size {
+			return bad("SectorSize", "%d does not match seal proof %d (%d bytes)", req.SectorSize, spt, size)
+		}
+		if len(req.Phase1Out) == 0 {
+			return bad("Phase1Out", "empty; want the C1 output JSON")
+		}
+		if !json.Valid(req.Phase1Out) {
+			return bad("Phase1Out", "not JSON; want the C1 output (SealCommitPhase1Output) JSON")
+		}
+	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
+		ppt := abi.RegisteredPoStProof(req.RegisteredProof)
+		size, err := ppt.SectorSize()
+		if err != nil {
+			return bad("RegisteredProof", "%d is not a registered PoSt proof", req.RegisteredProof)
+		}
+		winning := req.RegisteredProof <= int64(abi.RegisteredPoStProof_StackedDrgWinning64GiBV1)
+		if winning != (req.Kind == rpcapi.KindWinningPoSt) {
+			return bad("RegisteredProof", "%d is not a %s proof type", req.RegisteredProof, req.Kind)
+		}
+		if req.SectorSize != 0 && req.SectorSize != size {
+			return bad("SectorSize", "%d does not match PoSt proof %d (%d bytes)", req.SectorSize, ppt, size)
+		}
+		if len(req.Randomness) != 32 {
+			return bad("Randomness", "%d bytes, want 32", len(req.Randomness))
+		}
+		if len(req.VanillaProofs) == 0 {
+			return bad("VanillaProofs", "empty")
+		}
+	case rpcapi.KindSnapProve:
+		sizes := []abi.SectorSize{2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30}
+		if req.RegisteredProof < 0 || req.RegisteredProof >= int64(len(sizes)) {
+			return bad("RegisteredProof", "%d is not a registered update proof", req.RegisteredProof)
+		}
+		if req.SectorSize != 0 && req.SectorSize != sizes[req.RegisteredProof] {
+			return bad("SectorSize", "%d does not match update proof %d (%d bytes)", req.SectorSize, req.RegisteredProof, sizes[req.RegisteredProof])
+		}
+		for name, c := range map[string][]byte{"CommROld": req.CommROld, "CommRNew": req.CommRNew, "CommDNew": req.CommDNew} {
+			if len(c) != 32 {
+				return bad(name, "%d bytes, want 32", len(c))
+			}
+		}
+		if len(req.VanillaProofs) == 0 {
+			return bad("VanillaProofs", "empty")
+		}
+	case "":
+		return bad("Kind", "missing; want one of %v", rpcapi.Kinds)
+	default:
+		return bad("Kind", "unknown proof kind %q; want one of %v", req.Kind, rpcapi.Kinds)
+	}
+	return nil
+}
+
+// ContentHash identifies a request's content regardless of its RequestID.
+func ContentHash(req rpcapi.ProofRequest) (string, error) {
+	req.RequestID = ""
+	b, err := json.Marshal(req)
+	if err != nil {
+		return "", fmt.Errorf("hashing request: %w", err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// Partitions is the number of partitions a request proves, known before synthesis.
+func Partitions(req *rpcapi.ProofRequest) int {
+	switch req.Kind {
+	case rpcapi.KindTest:
+		if req.Test != nil && req.Test.Partitions > 0 {
+			return req.Test.Partitions
+		}
+		return 1
+	case rpcapi.KindPoRepC2:
+		if size, err := abi.RegisteredSealProof(req.RegisteredProof).SectorSize(); err == nil && size >= 32<<30 {
+			return 10
+		}
+		return 1
+	case rpcapi.KindSnapProve:
+		return len(req.VanillaProofs)
+	}
+	return 1
+}
