@@ -185,5 +185,5 @@ func (e *ErrJobCancelled) UnmarshalJSON(b []byte) error {
 	type t ErrJobCancelled
 	return json.Unmarshal(b, (*t)(e))
 }
-func (e *ErrShuttingDown) MarshalJSON() ([]byte, error)  { return []byte("{}"), nil }
+func (e *ErrShuttingDown) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
 func (e *ErrShuttingDown) UnmarshalJSON(b []byte) error { return nil }
