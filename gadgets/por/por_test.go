@@ -61,9 +61,9 @@ func TestPoRCircuit(t *testing.T) {
 		{"poseidon_base_2_private_root", false, merkle.Shape{Base: 2}, 64, true, 2, 1886, false, "50591f837498dec42fd5f021c2ef48eaa3ab858a3aae9dbf522abae3b31d29a8"},
 		{"poseidon_base_4_private_root", false, merkle.Shape{Base: 4}, 64, true, 2, 1163, false, "2e0954a592b49c6cd0ce01f7a0ee913cddcc0fb964c7490bfb14a2c9511f0764"},
 		{"poseidon_base_8_private_root", false, merkle.Shape{Base: 8}, 64, true, 2, 1062, false, "a87d5c076c5882911c7073da19dba3a6bc1cfb7bd107afae8a18337734146519"},
-		{"sha256_base_2", true, merkle.Shape{Base: 2}, 64, false, 3, 272295, false, ""},
-		{"sha256_base_4", true, merkle.Shape{Base: 4}, 64, false, 3, 216258, true, ""},
-		{"sha256_base_8", true, merkle.Shape{Base: 8}, 64, false, 3, 250987, true, ""},
+		{"sha256_base_2", true, merkle.Shape{Base: 2}, 64, false, 3, 272295, false, "06101b213e985a06aa97367fb756d504912d2edfa7169fe7390f3563e2b7bdbf"},
+		{"sha256_base_4", true, merkle.Shape{Base: 4}, 64, false, 3, 216258, true, "5e289198928d86549f36c81cfc167c6446d861f562620ff9289a00c931123960"},
+		{"sha256_base_8", true, merkle.Shape{Base: 8}, 64, false, 3, 250987, true, "f496fb64a3a535a75ff431c0d4618b6d49624f14a09d27b3ae62cade470307c0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
