@@ -197,3 +197,70 @@ func textbookCheck(vk *groth16.VerifyingKey, p *groth16.Proof, inputs []fr.Eleme
 	}
 	return nil
 }
+
+func TestBatchVerify(t *testing.T) {
+	ctx := context.Background()
+	c0 := testcircuit.New(128, 1)
+	pk, err := groth16.SetupFromSeed(ctx, c0, []byte("batch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := testcircuit.NewWithWitness(128, 1, 77), testcircuit.NewWithWitness(128, 1, 78)
+	circuits := []cs.Circuit{c0, c1, c2}
+	rs := []fr.Element{el(1), el(2), el(3)}
+	ss := []fr.Element{el(4), el(5), el(6)}
+	proofs, err := groth16.ProveBatch(ctx, pk, circuits, rs, ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := [][]fr.Element{c0.PublicInputs(), c1.PublicInputs(), c2.PublicInputs()}
+	pvk, _ := groth16.Prepare(&pk.VK)
+	if err := pvk.VerifyBatch(proofs, inputs, nil); err != nil {
+		t.Fatalf("valid batch rejected: %v", err)
+	}
+	for j := range proofs {
+		single, _ := groth16.ProveCircuit(ctx, pk, circuits[j], &rs[j], &ss[j])
+		if a, b := single.Bytes(), proofs[j].Bytes(); a != b {
+			t.Errorf("batch proof %d differs from the single proof with the same r, s", j)
+		}
+	}
+	// One bad proof (C of proof 1 replaced by proof 0's) fails the batch.
+	bad := []*groth16.Proof{proofs[0], {A: proofs[1].A, B: proofs[1].B, C: proofs[0].C}, proofs[2]}
+	if err := pvk.VerifyBatch(bad, inputs, nil); !errors.Is(err, groth16.ErrInvalidProof) {
+		t.Errorf("batch with a bad proof: %v", err)
+	}
+	// One wrong public input fails the batch.
+	wrong := [][]fr.Element{inputs[0], inputs[1], append([]fr.Element(nil), inputs[2]...)}
+	wrong[2][3].SetUint64(1)
+	if err := pvk.VerifyBatch(proofs, wrong, nil); !errors.Is(err, groth16.ErrInvalidProof) {
+		t.Errorf("batch with a wrong input: %v", err)
+	}
+	if err := pvk.VerifyBatch(proofs[:2], inputs, nil); err == nil {
+		t.Error("mismatched proof and input counts accepted")
+	}
+	if err := pvk.VerifyBatch(proofs[:1], inputs[:1], nil); err != nil {
+		t.Errorf("batch of one: %v", err)
+	}
+	if err := pvk.Verify(proofs[0], inputs[0][:2]); err == nil || errors.Is(err, groth16.ErrInvalidProof) {
+		t.Errorf("wrong input count should be a usage error, got %v", err)
+	}
+}
+
+func TestProveRejectsMismatchedParameters(t *testing.T) {
+	ctx := context.Background()
+	pk, err := groth16.SetupFromSeed(ctx, testcircuit.New(64, 1), []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, s := el(1), el(2)
+	_, err = groth16.ProveCircuit(ctx, pk, testcircuit.New(200, 1), &r, &s)
+	var sm *groth16.ShapeMismatchError
+	if !errors.As(err, &sm) {
+		t.Fatalf("want a shape mismatch, got %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := groth16.ProveCircuit(cctx, pk, testcircuit.New(64, 1), &r, &s); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled prove: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -136,6 +137,15 @@ type MSMResults struct {
 	A  bls.G1Jac // Σ input_i·A_i + Σ_{A-dense aux} aux_j·A_j
 	B1 bls.G1Jac // B query in G1 over the B densities
 	B2 bls.G2Jac // B query in G2 over the B densities
+
+	// Timings records how long each MSM took, in the order h, l, a, b.
+	Timings []StageTiming
+}
+
+// StageTiming is the duration of one named prover step.
+type StageTiming struct {
+	Name     string
+	Duration time.Duration
 }
 
 // gather returns the values whose density bit is set, in order, reusing buf when large enough.
@@ -176,14 +186,14 @@ func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, 
 		run  func() error
 	}{
 		{"h", func() error { _, err := res.H.MultiExp(pk.H, h, cfg); return err }},
-		{"l", func() error { _, err := res.L.MultiExp(pk.L, pa.Aux, cfg); return err }},
+		{"l", func() error { return msmG1(&res.L, pk.L, pa.Aux) }},
 		{"a", func() error {
 			var in bls.G1Jac
 			if _, err := in.MultiExp(pk.A[:ni], pa.Input, cfg); err != nil {
 				return err
 			}
 			scratch = gather(scratch, pa.Aux, pa.AAuxDensity)
-			if _, err := res.A.MultiExp(pk.A[ni:], scratch, cfg); err != nil {
+			if err := msmG1(&res.A, pk.A[ni:], scratch); err != nil {
 				return err
 			}
 			res.A.AddAssign(&in)
@@ -197,14 +207,14 @@ func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, 
 			if _, err := in1.MultiExp(pk.BG1[:pin], inputs, cfg); err != nil {
 				return err
 			}
-			if _, err := res.B1.MultiExp(pk.BG1[pin:], scratch, cfg); err != nil {
+			if err := msmG1(&res.B1, pk.BG1[pin:], scratch); err != nil {
 				return err
 			}
 			res.B1.AddAssign(&in1)
 			if _, err := in2.MultiExp(pk.BG2[:pin], inputs, cfg); err != nil {
 				return err
 			}
-			if _, err := res.B2.MultiExp(pk.BG2[pin:], scratch, cfg); err != nil {
+			if err := msmG2(&res.B2, pk.BG2[pin:], scratch); err != nil {
 				return err
 			}
 			res.B2.AddAssign(&in2)
@@ -215,9 +225,11 @@ func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		t0 := time.Now()
 		if err := s.run(); err != nil {
 			return nil, fmt.Errorf("groth16: %s MSM: %w", s.name, err)
 		}
+		res.Timings = append(res.Timings, StageTiming{Name: "msm " + s.name, Duration: time.Since(t0)})
 	}
 	return res, nil
 }

@@ -25,13 +25,27 @@ const MinConstraints = NumPublicInputs + 2
 // only on Seed.
 type Circuit struct {
 	Constraints int
-	Seed        uint64
+	Seed        uint64 // structure (and, when WitnessSeed is 0, the witness)
+	WitnessSeed uint64 // witness values and public inputs; circuits differing only here share parameters
 }
 
 // New returns the circuit of the given total constraint count (including the input rows the
 // prover appends) and seed.
 func New(constraints int, seed uint64) *Circuit {
 	return &Circuit{Constraints: constraints, Seed: seed}
+}
+
+// NewWithWitness returns the circuit of New(constraints, seed) with a different witness: same
+// R1CS (same parameters), other bit values and public inputs.
+func NewWithWitness(constraints int, seed, witnessSeed uint64) *Circuit {
+	return &Circuit{Constraints: constraints, Seed: seed, WitnessSeed: witnessSeed}
+}
+
+func (c *Circuit) witnessSeed() uint64 {
+	if c.WitnessSeed != 0 {
+		return c.WitnessSeed
+	}
+	return c.Seed
 }
 
 // splitmix64 is a small deterministic generator.
@@ -58,7 +72,7 @@ func (r *splitmix64) element() fr.Element {
 
 // PublicInputs returns the circuit's public inputs (ONE excluded), in allocation order.
 func (c *Circuit) PublicInputs() []fr.Element {
-	vals := splitmix64{s: c.Seed ^ 0x5eed0f1a9e5}
+	vals := splitmix64{s: c.witnessSeed() ^ 0x5eed0f1a9e5}
 	out := make([]fr.Element, NumPublicInputs)
 	for i := range out {
 		out[i] = vals.element()
@@ -102,7 +116,7 @@ func (c *Circuit) Synthesize(s cs.ConstraintSystem) error {
 	if body < 1 {
 		return fmt.Errorf("testcircuit: %d constraints is below the minimum %d", c.Constraints, MinConstraints)
 	}
-	st := &synth{s: s, witness: s.WitnessMode(), shape: splitmix64{s: c.Seed}, vals: splitmix64{s: c.Seed ^ 0xb175}}
+	st := &synth{s: s, witness: s.WitnessMode(), shape: splitmix64{s: c.Seed}, vals: splitmix64{s: c.witnessSeed() ^ 0xb175}}
 	for i, x := range c.PublicInputs() {
 		v, err := s.AllocInputValue(fmt.Sprintf("input %d", i), &x)
 		if err != nil {
