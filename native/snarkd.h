@@ -48,6 +48,125 @@ snarkd_status snarkd_device_info_get(int32_t ordinal, snarkd_device_info *out);
 /* Runtime and driver versions (e.g. 11080 for 11.8). */
 snarkd_status snarkd_versions(int32_t *runtime_version, int32_t *driver_version);
 
+
+/* ======================================================================================
+ * Device memory, host pinned memory and copies.
+ *
+ * The native kernels never allocate device memory themselves: every buffer they use (data,
+ * twiddle tables, MSM scratch) is allocated by package gpu through snarkd_device_alloc and
+ * passed in, so the Go-side allocator accounts for every byte. No stream-ordered pools.
+ * ====================================================================================== */
+
+/* cudaMalloc on device `ordinal`; cudaErrorMemoryAllocation (2) when the device is full. */
+snarkd_status snarkd_device_alloc(int32_t ordinal, size_t bytes, void **ptr);
+snarkd_status snarkd_device_free(int32_t ordinal, void *ptr);
+/* Page-locked host memory (cudaHostAlloc, portable). */
+snarkd_status snarkd_host_alloc(size_t bytes, void **ptr);
+snarkd_status snarkd_host_free(void *ptr);
+/* Synchronous copies between host (pinned or pageable) and device memory of `ordinal`. */
+snarkd_status snarkd_memcpy_htod(int32_t ordinal, void *dst, const void *src, size_t bytes);
+snarkd_status snarkd_memcpy_dtoh(int32_t ordinal, void *dst, const void *src, size_t bytes);
+snarkd_status snarkd_memset_d(int32_t ordinal, void *dst, int32_t value, size_t bytes);
+
+/* Field and curve self-test: applies op to `count` inputs a[i], b[i] into out[i], on the
+ * device (pointers are device memory of `ordinal`) when on_device != 0, else on the host with
+ * the same source. Element sizes per op are documented in native/arith.cu. */
+#define SNARKD_ARITH_FR_MUL 0
+#define SNARKD_ARITH_FR_ADD 1
+#define SNARKD_ARITH_FR_SUB 2
+#define SNARKD_ARITH_FR_FROM_MONT 3
+#define SNARKD_ARITH_FP_MUL 4
+#define SNARKD_ARITH_FP_ADD 5
+#define SNARKD_ARITH_FP_SUB 6
+#define SNARKD_ARITH_FP2_MUL 7
+#define SNARKD_ARITH_FP2_SQR 8
+#define SNARKD_ARITH_G1_MADD 9   /* out = xyzz(a) + b (a, b affine) */
+#define SNARKD_ARITH_G1_MIX 10   /* out = 2a + (a + b) through dbl and full add */
+#define SNARKD_ARITH_G2_MADD 11
+#define SNARKD_ARITH_G2_MIX 12
+snarkd_status snarkd_arith_test(int32_t ordinal, int32_t on_device, int32_t op, const void *a,
+                                const void *b, void *out, size_t count);
+
+/* ======================================================================================
+ * NTT over Fr (BLS12-381 scalar field), in place on device buffers, natural order in and out.
+ * ====================================================================================== */
+
+/* A radix-2 domain of size 2^lg_n. All pointers are device memory inside one buffer of
+ * snarkd_ntt_domain_bytes(lg_n) bytes set up by snarkd_ntt_domain_init. */
+typedef struct {
+    uint32_t lg_n;
+    uint32_t lg_split;    /* small power tables hold 2^lg_split entries */
+    void *fwd;            /* n/2 Fr: omega^k */
+    void *inv;            /* n/2 Fr: omega^-k */
+    void *small;          /* 8 tables of 2^lg_split Fr, see snarkd_ntt_domain_init */
+    uint64_t n_inv[4];    /* 1/n, Montgomery form */
+    uint64_t z_inv[4];    /* 1/(g^n - 1), g = 7, Montgomery form */
+} snarkd_ntt_domain;
+
+#define SNARKD_NTT_MAX_LG 28
+
+size_t snarkd_ntt_domain_bytes(uint32_t lg_n);
+/* host_tables: 8 consecutive tables of 2^lg_split Fr (Montgomery), for x in
+ * (omega, omega^-1, g, g^-1): x^j then x^(j * 2^lg_split), j < 2^lg_split.
+ * lg_split = (lg_n + 1) / 2. Expands the twiddle tables on the device. */
+snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, void *dev_buf,
+                                     const void *host_tables, const uint64_t n_inv[4],
+                                     const uint64_t z_inv[4], snarkd_ntt_domain *out);
+
+#define SNARKD_NTT_FORWARD 0
+#define SNARKD_NTT_INVERSE 1
+#define SNARKD_NTT_COSET_FORWARD 2  /* evaluations on g*H of the coefficients in data */
+#define SNARKD_NTT_COSET_INVERSE 3  /* coefficients from evaluations on g*H */
+
+/* data: 2^lg_n Fr on the device. elapsed_ms (may be NULL): device time by CUDA events. */
+snarkd_status snarkd_ntt(int32_t ordinal, const snarkd_ntt_domain *d, void *data, int32_t kind,
+                         float *elapsed_ms);
+
+/* Groth16 H step on evaluations a, b, c (each 2^lg_n Fr on the device, natural order):
+ * a <- coefficients of (A*B - C) / Z computed on the coset g*H; b and c are clobbered. */
+snarkd_status snarkd_ntt_h(int32_t ordinal, const snarkd_ntt_domain *d, void *a, void *b, void *c,
+                           float *elapsed_ms);
+
+/* ======================================================================================
+ * Multi-scalar multiplication in G1 and G2: Pippenger buckets, signed c-bit digits.
+ * ====================================================================================== */
+
+#define SNARKD_CURVE_G1 1
+#define SNARKD_CURVE_G2 2
+
+#define SNARKD_MSM_POINTS_ON_HOST 1   /* points streamed from host memory in chunks */
+#define SNARKD_MSM_SCALARS_ON_HOST 2  /* scalars read from host memory */
+#define SNARKD_MSM_SPLIT01 4          /* sum points with scalar 1 by batch addition, skip 0s */
+
+/* A plan: the caller fills window_bits (0 = by size), chunk_log (0 = default) and flags; plan
+ * fills the rest. The result of snarkd_msm_run is out_points extended-Jacobian points
+ * (X, Y, ZZ, ZZZ; Montgomery; ZZ = 0 is infinity): for window w and block b, entry
+ * w * blocks_per_window + b; then ones_blocks partial sums of the scalar-1 points. The MSM is
+ * sum_w 2^(w * window_bits) * (sum_b entry[w][b]) + sum of the ones partials. */
+typedef struct {
+    uint32_t window_bits;
+    uint32_t chunk_log;
+    uint32_t flags;
+    uint32_t num_windows;
+    uint32_t blocks_per_window;
+    uint32_t ones_blocks;
+    uint32_t out_points;
+    uint32_t reserved;
+    uint64_t npoints;
+    uint64_t chunk;
+    uint64_t workspace_bytes;
+} snarkd_msm_plan;
+
+snarkd_status snarkd_msm_plan_make(int32_t ordinal, int32_t curve, uint64_t npoints,
+                                   snarkd_msm_plan *plan);
+/* points: affine (gnark-crypto layout) on the device, or on the host with POINTS_ON_HOST;
+ * scalars: Fr Montgomery (fr.Element) on the device, or on the host with SCALARS_ON_HOST;
+ * workspace: plan->workspace_bytes of device memory; out: host memory for plan->out_points
+ * extended-Jacobian points (4 coordinates each). elapsed_ms may be NULL. */
+snarkd_status snarkd_msm_run(int32_t ordinal, int32_t curve, const snarkd_msm_plan *plan,
+                             const void *points, const void *scalars, void *workspace, void *out,
+                             float *elapsed_ms);
+
 #ifdef __cplusplus
 }
 #endif

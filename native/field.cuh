@@ -1,0 +1,308 @@
+// Montgomery arithmetic for the BLS12-381 fields, usable on host and device.
+//
+// Layout: an element is N little-endian 32-bit limbs holding the Montgomery form a·2^(32N) mod m.
+// This is byte-for-byte gnark-crypto's fr.Element ([4]uint64, R = 2^256) and fp.Element
+// ([6]uint64, R = 2^384) on little-endian machines, so Go slices reach the device unconverted.
+// Fp2 = Fp[u]/(u^2 + 1) is laid out as (A0, A1), gnark-crypto's E2.
+#pragma once
+
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define SNARKD_HD __host__ __device__ __forceinline__
+#else
+#define SNARKD_HD inline
+#endif
+
+namespace snarkd {
+
+// Constants of one Montgomery field. m: modulus, one: R mod m, inv: -m^-1 mod 2^32.
+template <int N>
+struct mont_params {
+    uint32_t m[N];
+    uint32_t one[N];
+    uint32_t inv;
+};
+
+struct fp_tag {
+    static constexpr int N = 12;
+};
+struct fr_tag {
+    static constexpr int N = 8;
+};
+
+#ifdef __CUDACC__
+#define SNARKD_CONST __constant__
+#else
+#define SNARKD_CONST
+#endif
+
+// BLS12-381 base field p (381 bits).
+static SNARKD_CONST const uint32_t FP_MOD[12] = {
+    0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+    0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+static SNARKD_CONST const uint32_t FP_ONE[12] = {
+    0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
+    0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+// BLS12-381 scalar field r (255 bits).
+static SNARKD_CONST const uint32_t FR_MOD[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
+                                                0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+static SNARKD_CONST const uint32_t FR_ONE[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
+                                                0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+
+// Host copies for code that runs on the host (the __constant__ arrays live on the device).
+static const uint32_t FP_MOD_H[12] = {
+    0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0,
+    0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
+static const uint32_t FP_ONE_H[12] = {
+    0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857,
+    0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+static const uint32_t FR_MOD_H[8] = {0x00000001, 0xffffffff, 0xfffe5bfe, 0x53bda402,
+                                     0x09a1d805, 0x3339d808, 0x299d7d48, 0x73eda753};
+static const uint32_t FR_ONE_H[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa,
+                                     0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+
+static constexpr uint32_t FP_INV = 0xfffcfffd;
+static constexpr uint32_t FR_INV = 0xffffffff;
+
+template <class Tag>
+struct field_consts;
+
+template <>
+struct field_consts<fp_tag> {
+    SNARKD_HD static uint32_t mod(int i) {
+#ifdef __CUDA_ARCH__
+        return FP_MOD[i];
+#else
+        return FP_MOD_H[i];
+#endif
+    }
+    SNARKD_HD static uint32_t one(int i) {
+#ifdef __CUDA_ARCH__
+        return FP_ONE[i];
+#else
+        return FP_ONE_H[i];
+#endif
+    }
+    static constexpr uint32_t inv = FP_INV;
+};
+
+template <>
+struct field_consts<fr_tag> {
+    SNARKD_HD static uint32_t mod(int i) {
+#ifdef __CUDA_ARCH__
+        return FR_MOD[i];
+#else
+        return FR_MOD_H[i];
+#endif
+    }
+    SNARKD_HD static uint32_t one(int i) {
+#ifdef __CUDA_ARCH__
+        return FR_ONE[i];
+#else
+        return FR_ONE_H[i];
+#endif
+    }
+    static constexpr uint32_t inv = FR_INV;
+};
+
+// An element of a prime field in Montgomery form. Both moduli leave at least one spare top bit,
+// so a + b never overflows N limbs.
+template <class Tag>
+struct alignas(16) mont {
+    static constexpr int N = Tag::N;
+    using C = field_consts<Tag>;
+    uint32_t v[N];
+
+    SNARKD_HD static mont zero() {
+        mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = 0;
+        return r;
+    }
+    SNARKD_HD static mont one() {
+        mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = C::one(i);
+        return r;
+    }
+    SNARKD_HD bool is_zero() const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i];
+        return acc == 0;
+    }
+    SNARKD_HD bool operator==(const mont &o) const {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+        return acc == 0;
+    }
+    SNARKD_HD bool operator!=(const mont &o) const { return !(*this == o); }
+    SNARKD_HD bool is_one() const { return *this == one(); }
+
+    // r = t - m if t >= m, else t (t < 2m).
+    SNARKD_HD static void reduce_once(uint32_t t[N]) {
+        uint32_t s[N];
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)t[i] - C::mod(i) - borrow;
+            s[i] = (uint32_t)d;
+            borrow = (d >> 63) & 1;
+        }
+        if (!borrow) {
+#pragma unroll
+            for (int i = 0; i < N; i++) t[i] = s[i];
+        }
+    }
+
+    SNARKD_HD friend mont operator+(const mont &a, const mont &b) {
+        mont r;
+        uint64_t carry = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t s = (uint64_t)a.v[i] + b.v[i] + carry;
+            r.v[i] = (uint32_t)s;
+            carry = s >> 32;
+        }
+        reduce_once(r.v);
+        return r;
+    }
+
+    SNARKD_HD friend mont operator-(const mont &a, const mont &b) {
+        mont r;
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)a.v[i] - b.v[i] - borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = (d >> 63) & 1;
+        }
+        if (borrow) {
+            uint64_t carry = 0;
+#pragma unroll
+            for (int i = 0; i < N; i++) {
+                uint64_t s = (uint64_t)r.v[i] + C::mod(i) + carry;
+                r.v[i] = (uint32_t)s;
+                carry = s >> 32;
+            }
+        }
+        return r;
+    }
+
+    SNARKD_HD mont neg() const {
+        if (is_zero()) return *this;
+        mont r;
+        uint64_t borrow = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t d = (uint64_t)C::mod(i) - v[i] - borrow;
+            r.v[i] = (uint32_t)d;
+            borrow = (d >> 63) & 1;
+        }
+        return r;
+    }
+
+    SNARKD_HD mont dbl() const { return *this + *this; }
+
+    // Montgomery product a·b·R^-1 (CIOS, 32-bit words).
+    SNARKD_HD static mont mul_body(const mont &a, const mont &b) {
+        uint32_t t[N + 2];
+#pragma unroll
+        for (int i = 0; i < N + 2; i++) t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint64_t carry = 0;
+            const uint32_t bi = b.v[i];
+#pragma unroll
+            for (int j = 0; j < N; j++) {
+                uint64_t s = (uint64_t)a.v[j] * bi + t[j] + carry;
+                t[j] = (uint32_t)s;
+                carry = s >> 32;
+            }
+            uint64_t s = (uint64_t)t[N] + carry;
+            t[N] = (uint32_t)s;
+            t[N + 1] = (uint32_t)(s >> 32);
+            const uint32_t m = t[0] * C::inv;
+            s = (uint64_t)m * C::mod(0) + t[0];
+            carry = s >> 32;
+#pragma unroll
+            for (int j = 1; j < N; j++) {
+                s = (uint64_t)m * C::mod(j) + t[j] + carry;
+                t[j - 1] = (uint32_t)s;
+                carry = s >> 32;
+            }
+            s = (uint64_t)t[N] + carry;
+            t[N - 1] = (uint32_t)s;
+            t[N] = t[N + 1] + (uint32_t)(s >> 32);
+        }
+        mont r;
+#pragma unroll
+        for (int i = 0; i < N; i++) r.v[i] = t[i];
+        reduce_once(r.v);
+        return r;
+    }
+
+#ifdef __CUDACC__
+    __host__ __device__ __noinline__
+#else
+    inline
+#endif
+    static mont mul_call(const mont &a, const mont &b) {
+        return mul_body(a, b);
+    }
+
+    // Fp products are out of line on the device: inlining every one makes the G2 code
+    // too large for the instruction cache (and for the compiler's patience).
+    SNARKD_HD friend mont operator*(const mont &a, const mont &b) {
+        if constexpr (N > 8)
+            return mul_call(a, b);
+        else
+            return mul_body(a, b);
+    }
+
+    SNARKD_HD mont sqr() const { return *this * *this; }
+
+    // Canonical (non-Montgomery) value: a·R^-1.
+    SNARKD_HD mont from_mont() const {
+        mont one_plain = zero();
+        one_plain.v[0] = 1;
+        return *this * one_plain;
+    }
+};
+
+using fp_t = mont<fp_tag>;
+using fr_t = mont<fr_tag>;
+
+// Fp2 = Fp[u] / (u^2 + 1), gnark-crypto's E2 {A0, A1}.
+struct alignas(16) fp2_t {
+    fp_t c0, c1;
+
+    SNARKD_HD static fp2_t zero() { return {fp_t::zero(), fp_t::zero()}; }
+    SNARKD_HD static fp2_t one() { return {fp_t::one(), fp_t::zero()}; }
+    SNARKD_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    SNARKD_HD bool operator==(const fp2_t &o) const { return c0 == o.c0 && c1 == o.c1; }
+    SNARKD_HD friend fp2_t operator+(const fp2_t &a, const fp2_t &b) {
+        return {a.c0 + b.c0, a.c1 + b.c1};
+    }
+    SNARKD_HD friend fp2_t operator-(const fp2_t &a, const fp2_t &b) {
+        return {a.c0 - b.c0, a.c1 - b.c1};
+    }
+    SNARKD_HD fp2_t neg() const { return {c0.neg(), c1.neg()}; }
+    SNARKD_HD fp2_t dbl() const { return {c0.dbl(), c1.dbl()}; }
+    SNARKD_HD friend fp2_t operator*(const fp2_t &a, const fp2_t &b) {
+        fp_t t0 = a.c0 * b.c0;
+        fp_t t1 = a.c1 * b.c1;
+        fp_t t2 = (a.c0 + a.c1) * (b.c0 + b.c1);
+        return {t0 - t1, t2 - t0 - t1};
+    }
+    SNARKD_HD fp2_t sqr() const {
+        // (a + bu)^2 = (a + b)(a - b) + 2ab·u
+        fp_t t0 = (c0 + c1) * (c0 - c1);
+        fp_t t1 = c0 * c1;
+        return {t0, t1.dbl()};
+    }
+};
+
+}  // namespace snarkd
