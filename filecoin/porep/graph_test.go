@@ -57,8 +57,8 @@ func TestParentCacheDigests(t *testing.T) {
 	for _, pt := range tests {
 		p, _ := prooftypes.Lookup(pt)
 		t.Run(p.Name, func(t *testing.T) {
-			if testing.Short() && p.SectorSize > prooftypes.SectorSize2KiB {
-				t.Skip("8MiB parent cache in -short mode")
+			if (testing.Short() || raceEnabled) && p.SectorSize > prooftypes.SectorSize2KiB {
+				t.Skip("8MiB parent cache (262,144 nodes) skipped with -short or -race")
 			}
 			g, err := NewGraph(p)
 			if err != nil {

@@ -1,0 +1,5 @@
+//go:build race
+
+package porep
+
+const raceEnabled = true
