@@ -1,0 +1,216 @@
+// Package prover is the proving pipeline for one request: it splits the request into
+// partitions, synthesizes each partition's circuit on the CPU, proves it with a Backend (the CPU
+// engine today; the GPU prover plugs in through the same interface), verifies every partition
+// proof against the verifying key, and concatenates the 192-byte proofs in partition order.
+package prover
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	logging "github.com/ipfs/go-log/v2"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/testcircuit"
+)
+
+var log = logging.Logger("snarkd/prover")
+
+// Kind names a proof kind (the same strings as the API's proof kinds).
+type Kind string
+
+// Proof kinds.
+const (
+	KindTest        Kind = "test"
+	KindPoRepC2     Kind = "porep-c2"
+	KindWinningPoSt Kind = "winning-post"
+	KindWindowPoSt  Kind = "window-post"
+	KindSnapProve   Kind = "snap-prove"
+)
+
+// UnsupportedError answers a proof kind whose circuit is not implemented yet.
+type UnsupportedError struct {
+	Kind   Kind
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("proof kind %q is not supported yet: %s", e.Kind, e.Reason)
+}
+
+// Request is one proof to compute. Only the fields of its Kind are used.
+type Request struct {
+	Kind Kind
+	// Test circuit (KindTest): Constraints per partition, Partitions (0 means 1), Seed.
+	TestConstraints int
+	TestPartitions  int
+	TestSeed        uint64
+
+	// Filecoin inputs, kept for the circuits to come.
+	RegisteredProof int64
+	MinerID         uint64
+	SectorNumber    uint64
+	Phase1Out       []byte
+	VanillaProofs   [][]byte
+	Randomness      []byte
+	PartitionIndex  uint
+	CommROld        []byte
+	CommRNew        []byte
+	CommDNew        []byte
+}
+
+// Stage is a pipeline step reported to Progress.
+type Stage string
+
+// Stages, in order for each partition; Verifying follows the last partition's proof.
+const (
+	StageSynthesizing Stage = "synthesizing"
+	StageProving      Stage = "proving"
+	StageVerifying    Stage = "verifying"
+)
+
+// Progress receives the stage a request is entering, with the 0-based partition.
+type Progress func(stage Stage, partition, partitions int)
+
+// Result is a request's proof bytes (192 per partition, in order) and stage timings.
+type Result struct {
+	Proof      []byte
+	Partitions int
+	Synthesis  time.Duration
+	Prove      time.Duration
+	Verify     time.Duration
+}
+
+// Backend proves one synthesized partition with the given randomness. Implementations must
+// stop promptly when ctx is cancelled.
+type Backend interface {
+	Name() string
+	Prove(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error)
+}
+
+// CPUBackend proves with the gnark-crypto CPU engine of package groth16.
+type CPUBackend struct{}
+
+// Name is "cpu".
+func (CPUBackend) Name() string { return "cpu" }
+
+// Prove implements Backend.
+func (CPUBackend) Prove(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
+	return groth16.ProveAssignment(ctx, pk, pa, r, s)
+}
+
+// Pipeline proves requests with one backend and one parameter cache.
+type Pipeline struct {
+	backend Backend
+	params  *ParamCache
+}
+
+// New returns a pipeline.
+func New(backend Backend, params *ParamCache) *Pipeline {
+	return &Pipeline{backend: backend, params: params}
+}
+
+// Backend returns the backend's name.
+func (p *Pipeline) Backend() string { return p.backend.Name() }
+
+// Params returns the parameter cache.
+func (p *Pipeline) Params() *ParamCache { return p.params }
+
+// Supports reports whether kind can be proved, or an *UnsupportedError saying why not.
+func (p *Pipeline) Supports(kind Kind) error {
+	switch kind {
+	case KindTest:
+		return nil
+	case KindPoRepC2:
+		return &UnsupportedError{Kind: kind, Reason: "the PoRep (StackedDRG) circuit is not implemented in this build"}
+	case KindWinningPoSt, KindWindowPoSt:
+		return &UnsupportedError{Kind: kind, Reason: "the PoSt (FallbackPoSt) circuit is not implemented in this build"}
+	case KindSnapProve:
+		return &UnsupportedError{Kind: kind, Reason: "the SnapDeals (EmptySectorUpdate) circuit is not implemented in this build"}
+	}
+	return fmt.Errorf("unknown proof kind %q", kind)
+}
+
+// partition is one circuit instance of a request with its public inputs.
+type partition struct {
+	circuit cs.Circuit
+	inputs  []fr.Element
+}
+
+// plan turns a request into its partitions and the parameters that prove them.
+func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, []partition, error) {
+	if err := p.Supports(req.Kind); err != nil {
+		return nil, nil, err
+	}
+	n := req.TestPartitions
+	if n <= 0 {
+		n = 1
+	}
+	if req.TestConstraints < testcircuit.MinConstraints {
+		return nil, nil, fmt.Errorf("test circuit of %d constraints: the minimum is %d", req.TestConstraints, testcircuit.MinConstraints)
+	}
+	pk, err := p.params.Test(ctx, req.TestConstraints, req.TestSeed)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The test circuit's structure depends on its seed, so every partition proves the same
+	// circuit (with fresh r, s): partitions exercise the pipeline, not distinct witnesses.
+	parts := make([]partition, n)
+	for i := range parts {
+		c := testcircuit.New(req.TestConstraints, req.TestSeed)
+		parts[i] = partition{circuit: c, inputs: c.PublicInputs()}
+	}
+	return pk, parts, nil
+}
+
+// Prove runs the whole pipeline for req. Every partition proof is verified before the result
+// is returned: a proof that does not verify is an error, never an answer.
+func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (Result, error) {
+	if progress == nil {
+		progress = func(Stage, int, int) {}
+	}
+	pk, parts, err := p.plan(ctx, req)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Partitions: len(parts)}
+	proofs := make([]*groth16.Proof, len(parts))
+	for i, part := range parts {
+		progress(StageSynthesizing, i, len(parts))
+		t0 := time.Now()
+		pa, err := cs.SynthesizeProving(ctx, part.circuit, groth16.CapacityFor(pk))
+		if err != nil {
+			return res, fmt.Errorf("synthesizing partition %d: %w", i, err)
+		}
+		res.Synthesis += time.Since(t0)
+		progress(StageProving, i, len(parts))
+		r, s, err := groth16.RandomRS(nil)
+		if err != nil {
+			return res, err
+		}
+		t1 := time.Now()
+		proofs[i], err = p.backend.Prove(ctx, pk, pa, &r, &s)
+		if err != nil {
+			return res, fmt.Errorf("proving partition %d on %s: %w", i, p.backend.Name(), err)
+		}
+		res.Prove += time.Since(t1)
+	}
+	progress(StageVerifying, len(parts), len(parts))
+	t2 := time.Now()
+	pvk, err := groth16.Prepare(&pk.VK)
+	if err != nil {
+		return res, fmt.Errorf("preparing verifying key: %w", err)
+	}
+	for i, pr := range proofs {
+		if err := pvk.Verify(pr, parts[i].inputs); err != nil {
+			log.Errorw("partition proof does not verify", "kind", req.Kind, "partition", i, "backend", p.backend.Name())
+			return res, fmt.Errorf("self-check: partition %d proof does not verify: %w", i, err)
+		}
+	}
+	res.Verify = time.Since(t2)
+	res.Proof = groth16.MarshalProofs(proofs)
+	return res, nil
+}
