@@ -315,3 +315,18 @@ func NoChallengeInput(sys cs.ConstraintSystem, h Hasher, shape merkle.Shape, cha
 	sys.Enforce("calculated root == provided root", cur.LC(), cs.LCOf(cs.One), root.LC())
 	return nil
 }
+
+// HashLeafBitsCircuit is Sha256Hasher's hash_leaf_bits_circuit: the two bit
+// strings (little-endian within bytes) are byte-renumbered, concatenated and
+// hashed with HashBitsCircuit.
+func HashLeafBitsCircuit(sys cs.ConstraintSystem, left, right []boolean.Boolean) (num.AllocatedNum, error) {
+	pre := make([]boolean.Boolean, 0, len(left)+len(right)+16)
+	for _, side := range [][]boolean.Boolean{left, right} {
+		padded := append([]boolean.Boolean(nil), side...)
+		for len(padded)%8 != 0 {
+			padded = append(padded, boolean.Constant(false))
+		}
+		pre = append(pre, reverseBytes(padded)...)
+	}
+	return HashBitsCircuit(sys, pre)
+}
