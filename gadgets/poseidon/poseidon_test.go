@@ -288,3 +288,15 @@ func BenchmarkHash(b *testing.B) {
 		})
 	}
 }
+
+func TestMDSInverse(t *testing.T) {
+	for _, arity := range []int{2, 4, 8, 11, 16} {
+		c := MustMerkle(arity)
+		if !c.MDS.mul(c.MDSInv).isIdentity() || c.MDS.isIdentity() {
+			t.Fatalf("arity %d: M·M⁻¹ is not the identity", arity)
+		}
+		if _, err := newMatrix(2).inverse(); err == nil {
+			t.Fatal("zero matrix inverted")
+		}
+	}
+}
