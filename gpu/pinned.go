@@ -10,7 +10,7 @@ import (
 type PinnedStats struct {
 	Budget        uint64 `json:"budget"`
 	Held          uint64 `json:"held"`   // page-locked bytes allocated (in use + cached)
-	InUse         uint64 `json:"in_use"` // handed out and not yet released
+	InUse         uint64 `json:"in_use"` // whole buffers handed out and not yet released
 	Allocs        int    `json:"allocs"`
 	Reuses        int    `json:"reuses"`
 	Fallbacks     int    `json:"fallbacks"`

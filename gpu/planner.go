@@ -14,7 +14,7 @@ const (
 	// L/A/B scalars on the device.
 	TierFull Tier = iota
 	// TierPartial pre-stages a and b; c is streamed into b's buffer after the product a·b, and
-	// MSM scalars are read from host memory.
+	// MSM chunks are smaller; MSM scalars are read from host memory where that takes less.
 	TierPartial
 	// TierMinimal keeps one domain buffer: a, b and c pass through it in turn and everything
 	// else is streamed with small chunks.
@@ -225,8 +225,15 @@ type Planner struct {
 	Sizer Sizer
 }
 
-// chunkLogs are the MSM chunk sizes per tier.
-var chunkLogs = [...]uint32{TierFull: 24, TierPartial: 22, TierMinimal: 20}
+// chunkLog is the MSM chunk size of a tier: 2^24, 2^22 and 2^20 points for a 2^27 domain,
+// scaled down with the domain (never below 2^10) so that lower tiers always stage less.
+func chunkLog(tier Tier, logN uint32) uint32 {
+	want := [...]uint32{TierFull: 24, TierPartial: 22, TierMinimal: 20}[tier]
+	if logN < 27 {
+		want -= min(want-10, 27-logN)
+	}
+	return max(want, 10)
+}
 
 // NTTKey is the resident key of a domain's twiddle tables.
 func NTTKey(logN uint32) string { return fmt.Sprintf("ntt/2^%d", logN) }
@@ -246,10 +253,10 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 	if sz == nil {
 		sz = ModelSizer{}
 	}
-	p := Plan{Tier: tier, SRSResident: srsResident, ChunkLog: chunkLogs[tier]}
+	p := Plan{Tier: tier, SRSResident: srsResident, ChunkLog: chunkLog(tier, s.LogDomain)}
 	switch tier {
 	case TierFull:
-		p.DomainBuffers, p.Prestaged, p.ScalarsOnDevice = 3, 3, true
+		p.DomainBuffers, p.Prestaged = 3, 3
 	case TierPartial:
 		p.DomainBuffers, p.Prestaged = 2, 2
 	default:
@@ -261,28 +268,42 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 		p.Buffers = append(p.Buffers, Buffer{Name: name, Offset: uint64(i) * d, Size: d})
 		ntt += d
 	}
-	for q := QueryH; q < numQueries; q++ {
-		f := MSMSplit01
-		if q == QueryH {
-			f = 0
-		} else if !p.ScalarsOnDevice {
-			f |= MSMScalarsOnHost
-		}
-		if !srsResident {
-			f |= MSMPointsOnHost
-		}
-		p.MSMFlags[q] = f
+	pointFlag := MSMFlags(0)
+	if !srsResident {
+		pointFlag = MSMPointsOnHost
 	}
+	p.MSMFlags[QueryH] = pointFlag
 	wsH := RoundAlloc(sz.MSMWorkspace(G1, s.Points[QueryH], p.MSMFlags[QueryH], p.ChunkLog))
 	p.Buffers = append(p.Buffers, Buffer{Name: "msm.h", Offset: d, Size: wsH})
 	phaseH := d + wsH
 
-	var scal, ws uint64
-	for q := QueryL; q < numQueries; q++ {
-		if p.ScalarsOnDevice {
-			scal = max(scal, RoundAlloc(s.Points[q]*FrBytes))
+	// L, A, B: one scalar vector on the device (the largest query's) plus the largest
+	// workspace, or scalars read from host memory through staging. The full tier keeps the
+	// scalars on the device; lower tiers take whichever layout is smaller.
+	phaseQ := func(onDevice bool) (scal, ws uint64) {
+		for q := QueryL; q < numQueries; q++ {
+			f := MSMSplit01 | pointFlag
+			if onDevice {
+				scal = max(scal, RoundAlloc(s.Points[q]*FrBytes))
+			} else {
+				f |= MSMScalarsOnHost
+			}
+			ws = max(ws, RoundAlloc(sz.MSMWorkspace(q.Curve(), s.Points[q], f, p.ChunkLog)))
 		}
-		ws = max(ws, RoundAlloc(sz.MSMWorkspace(q.Curve(), s.Points[q], p.MSMFlags[q], p.ChunkLog)))
+		return scal, ws
+	}
+	scal, ws := phaseQ(true)
+	if tier != TierFull {
+		if hs, hw := phaseQ(false); hs+hw < scal+ws {
+			scal, ws = hs, hw
+		}
+	}
+	p.ScalarsOnDevice = scal > 0
+	for q := QueryL; q < numQueries; q++ {
+		p.MSMFlags[q] = MSMSplit01 | pointFlag
+		if !p.ScalarsOnDevice {
+			p.MSMFlags[q] |= MSMScalarsOnHost
+		}
 	}
 	if scal > 0 {
 		p.Buffers = append(p.Buffers, Buffer{Name: "scalars", Offset: 0, Size: scal})

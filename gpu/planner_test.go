@@ -83,7 +83,8 @@ func TestPlanLayout(t *testing.T) {
 					t.Errorf("%s: a is %d bytes", name, a.Size)
 				}
 				_, hasScalars := p.Buffer("scalars")
-				if hasScalars != (tier == TierFull) || (p.MSMFlags[QueryL]&MSMScalarsOnHost != 0) == hasScalars {
+				if hasScalars != p.ScalarsOnDevice || (tier == TierFull && !hasScalars) ||
+					(p.MSMFlags[QueryL]&MSMScalarsOnHost != 0) == hasScalars {
 					t.Errorf("%s: scalars buffer %v, flags %v", name, hasScalars, p.MSMFlags)
 				}
 				wantRes := 1

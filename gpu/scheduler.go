@@ -268,6 +268,9 @@ type item struct {
 	prio  Priority
 	seq   uint64
 	index int // in the heap; -1 once taken or removed
+	// announced is closed once the queued event is out; workers wait for it so that one
+	// partition's events are never delivered concurrently or out of order.
+	announced chan struct{}
 
 	done chan struct{}
 	res  Result
@@ -324,17 +327,20 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 	if work == nil {
 		return Result{}, errors.New("gpu: Prove needs a work function")
 	}
-	it := &item{ctx: ctx, p: &p, work: work, prio: p.Priority(), done: make(chan struct{})}
+	it := &item{ctx: ctx, p: &p, work: work, prio: p.Priority(), done: make(chan struct{}),
+		announced: make(chan struct{})}
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()
 		return Result{}, errClosed
 	}
+	// The sequence number is taken under the queue lock, so events order pushes and pops.
 	it.seq = s.seq.Add(1)
 	heap.Push(&s.queue, it)
 	s.qcond.Signal()
 	s.qmu.Unlock()
 	s.emit(&p, Event{Type: EventQueued, Seq: it.seq, Device: -1, Worker: -1})
+	close(it.announced)
 
 	select {
 	case <-it.done:
@@ -374,6 +380,7 @@ func (s *Scheduler) worker(d *devState, w int) {
 		if it == nil {
 			return
 		}
+		<-it.announced
 		ctx, cancel := context.WithCancel(it.ctx)
 		stop := context.AfterFunc(s.ctx, cancel)
 		res, err := s.run(ctx, d, w, it, seq)

@@ -1,0 +1,497 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Shapes of the test partitions: small enough for megabyte-sized simulated GPUs.
+var (
+	shapeSmall = Shape{LogDomain: 14, SRSKey: "winning",
+		Points: [numQueries]uint64{1<<14 - 1, 15_000, 16_000, 4_000, 4_000}}
+	shapeMedium = Shape{LogDomain: 18, SRSKey: "window",
+		Points: [numQueries]uint64{1<<18 - 1, 250_000, 260_000, 60_000, 60_000}}
+	shapeLarge = Shape{LogDomain: 20, SRSKey: "porep",
+		Points: [numQueries]uint64{1<<20 - 1, 1_000_000, 1_040_000, 250_000, 250_000}}
+)
+
+// simProver is a WorkFunc that does what the GPU prover does, in simulation: uploads the
+// pre-staged vectors from pinned memory (pageable when the pool is spent), fills resident
+// vectors once, runs its kernels under the device lock, and checks that no two kernels of one
+// device overlap.
+type simProver struct {
+	inKernel [8]atomic.Int32
+	overlaps atomic.Int32
+	runs     atomic.Int32
+	gate     chan struct{} // when non-nil, work waits for it to close
+}
+
+func (sp *simProver) work(ctx context.Context, run *Run) error {
+	if sp.gate != nil {
+		select {
+		case <-sp.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// a, b and c sit in host memory together, as synthesis leaves them; each comes from the
+	// pinned pool when it has room.
+	var pinned []HostMem
+	defer func() {
+		for _, m := range pinned {
+			if err := run.Pinned.Release(m); err != nil {
+				panic(err)
+			}
+		}
+	}()
+	for _, name := range []string{"a", "b", "c"}[:run.Plan.Prestaged] {
+		ptr, size, err := run.Buffer(name)
+		if err != nil {
+			return err
+		}
+		src, ok := run.Pinned.Acquire(size)
+		if ok {
+			pinned = append(pinned, src)
+		} else {
+			src = HostMem{Size: size}
+		}
+		if err := run.Upload(ctx, ptr, src); err != nil {
+			return fmt.Errorf("uploading %s: %w", name, err)
+		}
+	}
+	for _, r := range run.Plan.Resident {
+		rv, err := run.Resident(r.Key)
+		if err != nil {
+			return err
+		}
+		if _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) error {
+			return run.Upload(ctx, p, HostMem{Size: r.Bytes, Pinned: true})
+		}); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"ntt-h", "msm-h", "msm-l", "msm-a", "msm-b"} {
+		err := run.Kernel(ctx, k, func() error {
+			c := &sp.inKernel[run.Ordinal]
+			if c.Add(1) > 1 {
+				sp.overlaps.Add(1)
+			}
+			defer c.Add(-1)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	sp.runs.Add(1)
+	return nil
+}
+
+// eventLog collects events from every goroutine.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []Event
+}
+
+func (l *eventLog) add(ev Event) {
+	l.mu.Lock()
+	l.evs = append(l.evs, ev)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) of(typ EventType) []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Event
+	for _, ev := range l.evs {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+type countMetrics struct {
+	mu       sync.Mutex
+	tiers    map[Tier]int
+	oom      int
+	fallback int
+}
+
+func (m *countMetrics) PlanGranted(_ int, _ ProofKind, tier Tier, _ bool, _ uint64) {
+	m.mu.Lock()
+	m.tiers[tier]++
+	m.mu.Unlock()
+}
+
+func (m *countMetrics) AllocFailed(int, Tier) {
+	m.mu.Lock()
+	m.oom++
+	m.mu.Unlock()
+}
+
+func (m *countMetrics) PinnedFallback(uint64) {
+	m.mu.Lock()
+	m.fallback++
+	m.mu.Unlock()
+}
+
+// needOf is the device memory a device must offer for plan (tier, resident) of s.
+func needOf(s Shape, tier Tier, resident bool) uint64 {
+	return (Planner{}).Plan(s, tier, resident).Need()
+}
+
+func newTestScheduler(t *testing.T, cfg Config, devs ...*SimDevice) (*Scheduler, *eventLog) {
+	t.Helper()
+	log := &eventLog{}
+	for _, d := range devs {
+		cfg.Devices = append(cfg.Devices, d)
+	}
+	cfg.OnEvent = log.add
+	if cfg.Allocator.RefreshInterval == 0 {
+		cfg.Allocator.RefreshInterval = 200 * time.Microsecond
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, log
+}
+
+// checkIdle closes s and checks that every accounted byte came back.
+func checkIdle(t *testing.T, s *Scheduler, devs ...*SimDevice) {
+	t.Helper()
+	for i := range devs {
+		if st := s.Allocator(i).Stats(); st.Grants != 0 || st.Waiting != 0 || st.Reserved != st.ResidentBytes {
+			t.Errorf("gpu %d idle with partition memory still booked: %+v", i, st)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range devs {
+		st := s.Allocator(i).Stats()
+		if st.Reserved != 0 || st.Allocated != 0 || st.ResidentBytes != 0 {
+			t.Errorf("gpu %d books after Close: %+v", i, st)
+		}
+		if ds := d.Stats(); ds.Allocated != 0 || ds.HostPinned != 0 || ds.Allocs != ds.Frees {
+			t.Errorf("gpu %d device after Close: %+v", i, ds)
+		}
+	}
+	if ps := s.Pinned().Stats(); ps.InUse != 0 || ps.Held != 0 {
+		t.Errorf("pinned pool after Close: %+v", ps)
+	}
+}
+
+func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
+	full := needOf(shapeLarge, TierFull, false)
+	for _, tc := range []struct {
+		inject   int
+		retries  int
+		wantTier Tier
+		wantErr  bool
+	}{
+		{inject: 0, wantTier: TierFull},
+		{inject: 1, wantTier: TierPartial},
+		{inject: 2, wantTier: TierMinimal},
+		{inject: 4, wantTier: TierMinimal}, // the minimal plan is retried
+		{inject: 20, retries: 3, wantErr: true},
+	} {
+		t.Run(fmt.Sprintf("inject=%d", tc.inject), func(t *testing.T) {
+			dev := NewSimDevice(SimConfig{TotalMem: full + 64*mib})
+			m := &countMetrics{tiers: map[Tier]int{}}
+			s, log := newTestScheduler(t, Config{WorkersPerDevice: 1, MaxOOMRetries: tc.retries,
+				Metrics: m, Allocator: AllocatorConfig{Headroom: 64 * mib}}, dev)
+			dev.InjectAllocFailures(tc.inject)
+			sp := &simProver{}
+			var events []Event
+			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindPoRep, Shape: shapeLarge,
+				OnEvent: func(ev Event) { events = append(events, ev) }}, sp.work)
+			if tc.wantErr {
+				if err == nil || !IsOutOfMemory(err) {
+					t.Fatalf("Prove = %v, want an out-of-memory error after the retries", err)
+				}
+				if res.OOMs != tc.retries+1 {
+					t.Fatalf("%d OOMs, want %d", res.OOMs, tc.retries+1)
+				}
+				checkIdle(t, s, dev)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Prove: %v", err)
+			}
+			if res.Plan.Tier != tc.wantTier || res.OOMs != tc.inject || res.Attempts != tc.inject+1 {
+				t.Fatalf("result %+v (tier %s), want tier %s after %d OOMs", res, res.Plan.Tier, tc.wantTier, tc.inject)
+			}
+			if got := len(log.of(EventAllocFailed)); got != tc.inject || m.oom != tc.inject {
+				t.Fatalf("%d alloc-failed events, %d metric counts, want %d", got, m.oom, tc.inject)
+			}
+			last := events[len(events)-1]
+			if last.Type != EventDone || last.Tier != tc.wantTier {
+				t.Fatalf("last job event %+v", last)
+			}
+			if m.tiers[tc.wantTier] == 0 {
+				t.Fatalf("metrics saw tiers %v", m.tiers)
+			}
+			if sp.runs.Load() != 1 {
+				t.Fatalf("work completed %d times", sp.runs.Load())
+			}
+			checkIdle(t, s, dev)
+		})
+	}
+}
+
+func TestSchedulerPartitionWaitsForMemory(t *testing.T) {
+	minimal := needOf(shapeLarge, TierMinimal, false)
+	total := minimal + 32*mib // with the headroom, exactly the minimal plan fits an idle device
+	dev := NewSimDevice(SimConfig{TotalMem: total, OthersMem: total / 2})
+	s, log := newTestScheduler(t, Config{Allocator: AllocatorConfig{Headroom: 32 * mib}}, dev)
+	sp := &simProver{}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindPoRep, Shape: shapeLarge}, sp.work)
+		done <- err
+	}()
+	waitFor(t, "the partition waits for memory", func() bool { return s.Allocator(0).Stats().Waiting == 1 })
+	select {
+	case err := <-done:
+		t.Fatalf("Prove returned %v while the memory was taken", err)
+	default:
+	}
+	dev.SetOthers(0)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ev := log.of(EventAdmitted); len(ev) != 1 || ev[0].Tier != TierMinimal {
+		t.Fatalf("admitted %+v", ev)
+	}
+	checkIdle(t, s, dev)
+}
+
+func TestSchedulerRejectsPlanThatNeverFits(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: needOf(shapeLarge, TierMinimal, false)})
+	s, _ := newTestScheduler(t, Config{}, dev)
+	_, err := s.Prove(context.Background(), Partition{JobID: "j", Shape: shapeLarge}, (&simProver{}).work)
+	var fe *FitError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Prove = %v, want *FitError", err)
+	}
+}
+
+func TestSchedulerPriorityOrder(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
+	s, log := newTestScheduler(t, Config{WorkersPerDevice: 1}, dev)
+	gate := &simProver{gate: make(chan struct{})}
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: KindPoRep, Shape: shapeSmall}, gate.work)
+		first <- err
+	}()
+	waitFor(t, "the worker holds the blocker", func() bool { return s.Allocator(0).Stats().Grants == 1 })
+
+	t0 := time.Unix(1_700_000_000, 0)
+	var parts []Partition
+	for i, k := range []ProofKind{KindPoRep, KindSnapDeals, KindWindowPoSt, KindWinningPoSt} {
+		for j := range 3 {
+			parts = append(parts, Partition{JobID: fmt.Sprintf("%s-%d", k, j), Kind: k,
+				Submitted: t0.Add(time.Duration((j*7+i*3)%5) * time.Second), Index: 2 - j, Shape: shapeSmall})
+		}
+	}
+	rand.New(rand.NewSource(1)).Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+	sp := &simProver{}
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Prove(context.Background(), p, sp.work); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	waitFor(t, "all partitions queued", func() bool { return s.Status().Queued == len(parts) })
+	close(gate.gate)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	var got []Priority
+	for _, ev := range log.of(EventAdmitted) {
+		if ev.JobID != "blocker" {
+			got = append(got, Priority{Class: ev.Kind.Class(), JobID: ev.JobID, Index: ev.Index})
+		}
+	}
+	want := make([]Priority, len(parts))
+	for i := range parts {
+		want[i] = parts[i].Priority()
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i].Less(want[j]) })
+	for i := range want {
+		if got[i].JobID != want[i].JobID || got[i].Index != want[i].Index {
+			t.Fatalf("run order %v\nwant %v", got, want)
+		}
+	}
+	checkIdle(t, s, dev)
+}
+
+func TestSchedulerCancelQueued(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
+	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 1}, dev)
+	gate := &simProver{gate: make(chan struct{})}
+	go func() {
+		_, _ = s.Prove(context.Background(), Partition{JobID: "blocker", Shape: shapeSmall}, gate.work)
+	}()
+	waitFor(t, "the worker holds the blocker", func() bool { return s.Allocator(0).Stats().Grants == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, err := s.Prove(ctx, Partition{JobID: "queued", Shape: shapeSmall}, (&simProver{}).work)
+		done <- err
+	}()
+	waitFor(t, "queued", func() bool { return s.Status().Queued == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Prove = %v", err)
+	}
+	if q := s.Status().Queued; q != 0 {
+		t.Fatalf("%d still queued", q)
+	}
+	close(gate.gate)
+	waitFor(t, "blocker done", func() bool { return s.Allocator(0).Stats().Grants == 0 })
+	checkIdle(t, s, dev)
+}
+
+// TestSchedulerRandomStream runs 2 workers on each of 2 devices under a random stream of jobs
+// of every kind, with other processes' usage changing and allocation failures injected. It
+// checks that everything completes (no deadlock), that no partition was taken while a
+// better-ranked one waited, that kernels never overlap on a device, and that every accounted
+// byte returns.
+func TestSchedulerRandomStream(t *testing.T) {
+	const headroom = 64 * mib
+	// Device 0 fits one full PoRep plan; device 1 fits the PoRep SRS beside two full plans.
+	small := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: needOf(shapeLarge, TierFull, false) + needOf(shapeLarge, TierMinimal, false)/2 + headroom,
+		PinnedBandwidth: 1e14, PageableBandwidth: 1e13})
+	big := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 2*needOf(shapeLarge, TierFull, true) + 256*mib + headroom,
+		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: time.Microsecond})
+	m := &countMetrics{tiers: map[Tier]int{}}
+	s, log := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, MaxOOMRetries: 100,
+		PinnedBudget: 64 * mib, Metrics: m, Allocator: AllocatorConfig{Headroom: headroom}}, small, big)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second) // deadlock guard only
+	defer cancel()
+	rng := rand.New(rand.NewSource(42))
+	sp := &simProver{}
+	var wg sync.WaitGroup
+	var failures atomic.Int32
+	kinds := []ProofKind{KindWinningPoSt, KindWindowPoSt, KindPoRep, KindSnapDeals}
+	nparts := map[ProofKind]int{KindWinningPoSt: 1, KindWindowPoSt: 2, KindPoRep: 10, KindSnapDeals: 16}
+	shapes := map[ProofKind]Shape{KindWinningPoSt: shapeSmall, KindWindowPoSt: shapeMedium, KindPoRep: shapeLarge,
+		KindSnapDeals: shapeMedium}
+	total := 0
+	for j := range 24 {
+		k := kinds[rng.Intn(len(kinds))]
+		submitted := time.Now()
+		for i := range nparts[k] {
+			total++
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Prove(ctx, Partition{JobID: fmt.Sprintf("job-%02d", j), Kind: k, Submitted: submitted,
+					Index: i, Shape: shapes[k]}, sp.work)
+				if err != nil {
+					failures.Add(1)
+					t.Errorf("job %d partition %d: %v", j, i, err)
+				}
+			}()
+		}
+		// Disturb the devices between submissions: other processes come and go, and the
+		// driver refuses some allocations the books expected to succeed.
+		switch rng.Intn(4) {
+		case 0:
+			small.InjectAllocFailures(1)
+		case 1:
+			big.SetOthers(uint64(rng.Intn(300)) * mib)
+		case 2:
+			small.SetOthers(uint64(rng.Intn(100)) * mib)
+		}
+		time.Sleep(time.Duration(rng.Intn(300)) * time.Microsecond)
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatal("the stream did not finish: deadlock")
+	}
+	small.SetOthers(0)
+	big.SetOthers(0)
+	if n := sp.runs.Load(); int(n) != total || failures.Load() != 0 {
+		t.Fatalf("%d of %d partitions completed", n, total)
+	}
+	if n := sp.overlaps.Load(); n != 0 {
+		t.Fatalf("kernels overlapped %d times on one device", n)
+	}
+
+	// Queue order: whenever a partition was taken, no better-ranked partition was waiting.
+	type rec struct {
+		prio      Priority
+		queued    uint64
+		taken     uint64
+		hasQueued bool
+	}
+	recs := map[string]*rec{}
+	key := func(ev Event) string { return fmt.Sprintf("%s/%d", ev.JobID, ev.Index) }
+	for _, ev := range log.of(EventQueued) {
+		recs[key(ev)] = &rec{queued: ev.Seq, hasQueued: true}
+	}
+	for _, ev := range log.of(EventAdmitted) {
+		r := recs[key(ev)]
+		if ev.Attempt == 1 {
+			r.taken = ev.Seq
+		}
+	}
+	for _, p := range log.evs {
+		if r := recs[key(p)]; r != nil && p.Type == EventQueued {
+			r.prio = Priority{Class: p.Kind.Class(), JobID: p.JobID, Index: p.Index}
+		}
+	}
+	// Submission times are per job; recover them from the job order of the stream.
+	violations := 0
+	for kx, x := range recs {
+		for ky, y := range recs {
+			if kx == ky || x.queued >= y.taken || x.taken <= y.taken {
+				continue
+			}
+			// x waited in the queue while y was taken; x must not rank better than y by class,
+			// and within a class by job then index (job IDs are in submission order).
+			if x.prio.Less(y.prio) {
+				violations++
+				if violations < 5 {
+					t.Errorf("%s (%+v) waited while %s (%+v) was taken", kx, x.prio, ky, y.prio)
+				}
+			}
+		}
+	}
+	if violations > 0 {
+		t.Fatalf("%d priority violations", violations)
+	}
+	t.Logf("%d partitions; tiers %v; %d OOM retries; %d pinned fallbacks; device status %+v",
+		total, m.tiers, m.oom, m.fallback, s.Status().Devices[1].Memory)
+	if m.oom == 0 {
+		t.Error("no injected failure was hit; the stream did not exercise the retry path")
+	}
+	if m.fallback == 0 || s.Pinned().Stats().Fallbacks != m.fallback {
+		t.Errorf("pinned fallbacks: metric %d, pool %+v; the stream should exhaust the pool", m.fallback, s.Pinned().Stats())
+	}
+	for i, d := range []*SimDevice{small, big} {
+		if peak, limit := d.Stats().PeakAllocated, s.Allocator(i).Stats().Total-headroom; peak > limit {
+			t.Errorf("gpu %d: this process held %d bytes at peak, more than total − headroom %d", i, peak, limit)
+		}
+	}
+	checkIdle(t, s, small, big)
+}
