@@ -537,6 +537,10 @@ type ResidentVector struct {
 // Key names the vector.
 func (r *ResidentVector) Key() string { return r.e.key }
 
+// Size is the device memory reserved for the vector (its bytes rounded to AllocGranularity).
+// A loader that allocates through an Alloc/Free interface uses NewRegion(p, Size()).
+func (r *ResidentVector) Size() uint64 { return r.e.size }
+
 // Ensure returns the vector's device address, allocating and filling it with load on first
 // use; concurrent users wait for one load. A failed load leaves the vector empty for the next.
 func (r *ResidentVector) Ensure(ctx context.Context, load func(ctx context.Context, p DevicePtr) error) (DevicePtr, error) {

@@ -502,6 +502,16 @@ type Run struct {
 // Buffer returns the device address and size of one of the plan's arena buffers.
 func (r *Run) Buffer(name string) (DevicePtr, uint64, error) { return r.grant.Buffer(name) }
 
+// Memory returns a Region over one of the plan's arena buffers, for kernel bindings that
+// allocate their own scratch (an NTT domain's tables, MSM workspace).
+func (r *Run) Memory(name string) (*Region, error) {
+	p, size, err := r.grant.Buffer(name)
+	if err != nil {
+		return nil, err
+	}
+	return NewRegion(p, size), nil
+}
+
 // Resident returns one of the plan's resident vectors (NTT tables, SRS points).
 func (r *Run) Resident(key string) (*ResidentVector, error) { return r.grant.Resident(key) }
 

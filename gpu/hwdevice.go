@@ -1,0 +1,123 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// HardwareDevice is a CUDA GPU behind the Device interface: device memory through the native
+// allocator (cudaMalloc/cudaFree, never a stream-ordered pool), free memory from the driver's
+// per-device query, page-locked host memory and synchronous copies.
+type HardwareDevice struct {
+	ordinal int
+	info    DeviceInfo
+	mem     *CUDAMemory
+
+	mu     sync.Mutex
+	pinned map[uintptr]*PinnedBuffer
+}
+
+// NewHardwareDevice opens device ordinal.
+func NewHardwareDevice(ordinal int) (*HardwareDevice, error) {
+	info, err := Inventory(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("opening gpu %d: %w", ordinal, err)
+	}
+	return &HardwareDevice{ordinal: ordinal, info: info, mem: NewCUDAMemory(ordinal),
+		pinned: map[uintptr]*PinnedBuffer{}}, nil
+}
+
+// HardwareDevices opens every visible device.
+func HardwareDevices() ([]Device, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Device, 0, n)
+	for i := range n {
+		d, err := NewHardwareDevice(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Info returns the inventory taken when the device was opened, with free memory now.
+func (d *HardwareDevice) Info() DeviceInfo {
+	info := d.info
+	if free, _, err := d.MemInfo(); err == nil {
+		info.FreeMem = free
+	}
+	return info
+}
+
+// MemInfo asks the driver for this device's free memory (cudaMemGetInfo on this device only).
+func (d *HardwareDevice) MemInfo() (free, total uint64, err error) {
+	info, err := Inventory(d.ordinal)
+	if err != nil {
+		return 0, 0, err
+	}
+	return info.FreeMem, info.TotalMem, nil
+}
+
+// Alloc implements Device with cudaMalloc.
+func (d *HardwareDevice) Alloc(bytes uint64) (DevicePtr, error) { return d.mem.Alloc(bytes) }
+
+// Free implements Device with cudaFree.
+func (d *HardwareDevice) Free(p DevicePtr) error { return d.mem.Free(p) }
+
+// HostAlloc implements Device with cudaHostAlloc.
+func (d *HardwareDevice) HostAlloc(bytes uint64) (HostMem, error) {
+	b, err := AllocPinned(bytes)
+	if err != nil {
+		return HostMem{}, err
+	}
+	h := uintptr(b.Pointer())
+	d.mu.Lock()
+	d.pinned[h] = b
+	d.mu.Unlock()
+	return HostMem{Bytes: b.Bytes(), Size: bytes, Pinned: true, handle: h}, nil
+}
+
+// HostFree implements Device with cudaFreeHost.
+func (d *HardwareDevice) HostFree(m HostMem) error {
+	d.mu.Lock()
+	b, ok := d.pinned[m.handle]
+	delete(d.pinned, m.handle)
+	d.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("gpu %d: freeing pinned memory this device did not allocate", d.ordinal)
+	}
+	return b.Free()
+}
+
+// CopyToDevice copies src.Bytes (pinned or pageable) to dst.
+func (d *HardwareDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(src.Bytes) == 0 {
+		return nil
+	}
+	return CopyHostToDevice(d.ordinal, dst, unsafe.Pointer(&src.Bytes[0]), uint64(len(src.Bytes)))
+}
+
+// Launch runs fn, which calls the native kernels of this device.
+func (d *HardwareDevice) Launch(ctx context.Context, name string, fn func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if fn == nil {
+		return nil
+	}
+	if err := fn(); err != nil {
+		return fmt.Errorf("gpu %d: %s: %w", d.ordinal, name, err)
+	}
+	return nil
+}
