@@ -307,6 +307,7 @@ func (a *AccountingAllocator) tryGrantLocked(p Plan) (*Grant, []*residentEntry, 
 			e.refs++
 			a.tick++
 			e.used = a.tick
+			e.usedAt = time.Now()
 			g.resident = append(g.resident, e)
 		}
 		return g, nil, true
@@ -346,11 +347,15 @@ func (a *AccountingAllocator) evict(victims []*residentEntry) {
 }
 
 // EvictIdle frees every resident vector no grant holds; it returns the bytes released.
-func (a *AccountingAllocator) EvictIdle() uint64 {
+func (a *AccountingAllocator) EvictIdle() uint64 { return a.EvictUnusedSince(time.Time{}, true) }
+
+// EvictUnusedSince frees the resident vectors no grant holds that were last granted before
+// t (all of them when all is set); it returns the bytes released.
+func (a *AccountingAllocator) EvictUnusedSince(t time.Time, all bool) uint64 {
 	a.mu.Lock()
 	var victims []*residentEntry
 	for _, e := range a.resident {
-		if e.refs == 0 && !e.evicting {
+		if e.refs == 0 && !e.evicting && (all || e.usedAt.Before(t)) {
 			e.evicting = true
 			victims = append(victims, e)
 		}
@@ -421,7 +426,8 @@ type residentEntry struct {
 	size uint64
 	// Guarded by AccountingAllocator.mu.
 	refs     int
-	used     uint64
+	used     uint64 // LRU clock
+	usedAt   time.Time
 	evicting bool
 	hasMem   bool
 	// Guarded by lock (a one-slot channel so that waiting for a load is cancellable).

@@ -138,6 +138,9 @@ type Config struct {
 	// worker's full plan.
 	SRSResidency bool
 	Sizer        Sizer
+	// ResidentTTL evicts resident vectors no partition has used for this long, so an idle
+	// daemon gives its VRAM back; zero means five minutes, negative never.
+	ResidentTTL time.Duration
 	// MaxOOMRetries bounds unexpected out-of-memory retries per partition; zero means 8.
 	MaxOOMRetries int
 	Metrics       Metrics
@@ -218,6 +221,13 @@ func New(cfg Config) (*Scheduler, error) {
 		s.pinned.OnFallback = cfg.Metrics.PinnedFallback
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if cfg.ResidentTTL == 0 {
+		s.cfg.ResidentTTL = 5 * time.Minute
+	}
+	if s.cfg.ResidentTTL > 0 {
+		s.wg.Add(1)
+		go s.expireResident()
+	}
 	for _, d := range s.devs {
 		for w := range cfg.WorkersPerDevice {
 			s.wg.Add(1)
@@ -225,6 +235,25 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	return s, nil
+}
+
+// expireResident evicts resident vectors idle for ResidentTTL until Close.
+func (s *Scheduler) expireResident() {
+	defer s.wg.Done()
+	tick := time.NewTicker(max(s.cfg.ResidentTTL/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-tick.C:
+			for _, d := range s.devs {
+				if n := d.alloc.EvictUnusedSince(now.Add(-s.cfg.ResidentTTL), false); n > 0 {
+					log.Infow("evicted idle resident vectors", "device", d.ordinal, "bytes", FormatBytes(n))
+				}
+			}
+		}
+	}
 }
 
 // Pinned returns the scheduler's pinned host pool.

@@ -357,6 +357,11 @@ func TestSchedulerCancelQueued(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, "queued", func() bool { return s.Status().Queued == 1 })
+	st := s.Status()
+	if w := st.Devices[0].Workers[0]; !w.Busy || w.JobID != "blocker" || w.Tier != "full" || w.Bytes == 0 ||
+		st.Devices[0].Tiers["full"] != 1 || st.Devices[0].Memory.Grants != 1 {
+		t.Fatalf("status while the blocker runs: %+v", st.Devices[0])
+	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Prove = %v", err)
@@ -382,7 +387,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 	big := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 2*needOf(shapeLarge, TierFull, true) + 256*mib + headroom,
 		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: time.Microsecond})
 	m := &countMetrics{tiers: map[Tier]int{}}
-	s, log := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, MaxOOMRetries: 100,
+	s, log := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, MaxOOMRetries: 100, ResidentTTL: -1,
 		PinnedBudget: 64 * mib, Metrics: m, Allocator: AllocatorConfig{Headroom: headroom}}, small, big)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second) // deadlock guard only
@@ -494,4 +499,23 @@ func TestSchedulerRandomStream(t *testing.T) {
 		}
 	}
 	checkIdle(t, s, small, big)
+}
+
+func TestSchedulerResidentTTL(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
+	s, _ := newTestScheduler(t, Config{SRSResidency: true, ResidentTTL: time.Millisecond}, dev)
+	res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindWindowPoSt, Shape: shapeMedium}, (&simProver{}).work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Plan.SRSResident {
+		t.Fatalf("plan %s: the SRS should have been resident on an idle 4 GiB device", res.Plan)
+	}
+	waitFor(t, "idle resident vectors expire", func() bool {
+		st := s.Allocator(0).Stats()
+		return st.Reserved == 0 && st.Allocated == 0
+	})
+	if ds := dev.Stats(); ds.Allocated != 0 {
+		t.Fatalf("device still holds %d bytes", ds.Allocated)
+	}
 }

@@ -286,6 +286,19 @@ func NewSimDevices(spec string) ([]*SimDevice, error) {
 	return out, nil
 }
 
+// SimulatedDevices builds the devices of a --simulate-gpus spec as Config.Devices.
+func SimulatedDevices(spec string) ([]Device, error) {
+	sims, err := NewSimDevices(spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Device, len(sims))
+	for i, d := range sims {
+		out[i] = d
+	}
+	return out, nil
+}
+
 // ParseBytes parses a size such as "16GiB", "512MiB", "80GB" or "1073741824".
 func ParseBytes(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
