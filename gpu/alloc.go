@@ -372,7 +372,10 @@ func (a *AccountingAllocator) EvictUnusedSince(t time.Time, all bool) uint64 {
 func (a *AccountingAllocator) freeResident(e *residentEntry) {
 	e.lock <- struct{}{}
 	ptr := e.ptr
-	e.ptr, e.loaded = 0, false
+	e.ptr = 0
+	a.mu.Lock()
+	e.loaded = false
+	a.mu.Unlock()
 	<-e.lock
 	if ptr != 0 {
 		a.free(ptr, e.size)
@@ -431,8 +434,9 @@ type residentEntry struct {
 	evicting bool
 	hasMem   bool
 	// Guarded by lock (a one-slot channel so that waiting for a load is cancellable).
-	lock   chan struct{}
-	ptr    DevicePtr
+	lock chan struct{}
+	ptr  DevicePtr
+	// Written holding both lock and AccountingAllocator.mu; read holding either.
 	loaded bool
 }
 
@@ -572,6 +576,8 @@ func (r *ResidentVector) Ensure(ctx context.Context, load func(ctx context.Conte
 	if err := load(ctx, r.e.ptr); err != nil {
 		return 0, fmt.Errorf("loading resident %s: %w", r.e.key, err)
 	}
+	r.a.mu.Lock()
 	r.e.loaded = true
+	r.a.mu.Unlock()
 	return r.e.ptr, nil
 }

@@ -400,6 +400,21 @@ func TestSchedulerRandomStream(t *testing.T) {
 	nparts := map[ProofKind]int{KindWinningPoSt: 1, KindWindowPoSt: 2, KindPoRep: 10, KindSnapDeals: 16}
 	shapes := map[ProofKind]Shape{KindWinningPoSt: shapeSmall, KindWindowPoSt: shapeMedium, KindPoRep: shapeLarge,
 		KindSnapDeals: shapeMedium}
+	// Status is polled throughout, as `snarkd status` would.
+	statusDone := make(chan struct{})
+	statusStopped := make(chan struct{})
+	go func() {
+		defer close(statusStopped)
+		for {
+			select {
+			case <-statusDone:
+				return
+			default:
+				_ = s.Status()
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
 	total := 0
 	for j := range 24 {
 		k := kinds[rng.Intn(len(kinds))]
@@ -430,6 +445,8 @@ func TestSchedulerRandomStream(t *testing.T) {
 		time.Sleep(time.Duration(rng.Intn(300)) * time.Microsecond)
 	}
 	wg.Wait()
+	close(statusDone)
+	<-statusStopped
 	if ctx.Err() != nil {
 		t.Fatal("the stream did not finish: deadlock")
 	}
