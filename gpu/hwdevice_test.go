@@ -7,6 +7,15 @@ import (
 	"testing"
 )
 
+// TestModelSizerMatchesNative keeps the planner's table size equal to the native layout.
+func TestModelSizerMatchesNative(t *testing.T) {
+	for lg := uint32(1); lg <= MaxNTTLog; lg++ {
+		if got, want := (ModelSizer{}).NTTDomainBytes(lg), NTTDomainBytes(uint(lg)); got != want {
+			t.Errorf("NTTDomainBytes(%d): model %d, native %d", lg, got, want)
+		}
+	}
+}
+
 // TestHardwareDeviceAccounting runs the accounting allocator over a real GPU: the books and
 // the driver agree on what this process holds.
 func TestHardwareDeviceAccounting(t *testing.T) {
