@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -26,6 +27,35 @@ type Config struct {
 	API    API    `toml:"API"`
 	Log    Log    `toml:"Log"`
 	Prover Prover `toml:"Prover"`
+	Jobs   Jobs   `toml:"Jobs"`
+	Lotus  Lotus  `toml:"Lotus"`
+}
+
+// Jobs configures the job manager.
+type Jobs struct {
+	// Workers is how many jobs prove at once.
+	Workers int `toml:"Workers" env:"SNARKD_JOBS_WORKERS"`
+	// MaxPending bounds jobs queued or running; submissions beyond it are refused.
+	MaxPending int `toml:"MaxPending" env:"SNARKD_JOBS_MAX_PENDING"`
+	// Retention is how long finished jobs and delivered results stay in the journal.
+	Retention Duration `toml:"Retention" env:"SNARKD_JOBS_RETENTION"`
+}
+
+// Lotus configures the lotus-miner attachment (the Lotus worker API and its callbacks).
+type Lotus struct {
+	// MinerAPIInfo is the miner's TOKEN:MULTIADDR (admin token); empty means no miner at start.
+	MinerAPIInfo string `toml:"MinerAPIInfo" env:"SNARKD_MINER_API_INFO"`
+	// WorkerURL is the address the miner dials back; empty derives it from API.ListenAddress.
+	WorkerURL string `toml:"WorkerURL" env:"SNARKD_LOTUS_WORKER_URL"`
+	// WorkerName is the Hostname reported in Info and in restart errors; empty uses the hostname.
+	WorkerName string `toml:"WorkerName" env:"SNARKD_LOTUS_WORKER_NAME"`
+	// Heartbeat is how often the miner's Session is polled.
+	Heartbeat Duration `toml:"Heartbeat" env:"SNARKD_LOTUS_HEARTBEAT"`
+	// ReturnRetryMin and ReturnRetryMax bound the backoff between Return* delivery attempts.
+	ReturnRetryMin Duration `toml:"ReturnRetryMin" env:"SNARKD_LOTUS_RETURN_RETRY_MIN"`
+	ReturnRetryMax Duration `toml:"ReturnRetryMax" env:"SNARKD_LOTUS_RETURN_RETRY_MAX"`
+	// AuthCacheTTL is how long the miner's AuthVerify answer for a token is trusted.
+	AuthCacheTTL Duration `toml:"AuthCacheTTL" env:"SNARKD_LOTUS_AUTH_CACHE_TTL"`
 }
 
 // API configures the JSON-RPC endpoint.
@@ -56,6 +86,13 @@ func Default() Config {
 		API:    API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20},
 		Log:    Log{Level: "info", Format: "text"},
 		Prover: Prover{Backend: "auto"},
+		Jobs:   Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour)},
+		Lotus: Lotus{
+			Heartbeat:      Duration(10 * time.Second),
+			ReturnRetryMin: Duration(time.Second),
+			ReturnRetryMax: Duration(30 * time.Second),
+			AuthCacheTTL:   Duration(5 * time.Minute),
+		},
 	}
 }
 
@@ -114,6 +151,27 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("Prover.Backend %q: want auto, cpu or cuda", c.Prover.Backend)
 	}
+	if c.Jobs.Workers < 1 || c.Jobs.Workers > 256 {
+		return fmt.Errorf("Jobs.Workers %d: want 1..256", c.Jobs.Workers)
+	}
+	if c.Jobs.MaxPending < 1 {
+		return fmt.Errorf("Jobs.MaxPending %d: want at least 1", c.Jobs.MaxPending)
+	}
+	if c.Jobs.Retention < Duration(time.Minute) {
+		return fmt.Errorf("Jobs.Retention %s: want at least 1m", c.Jobs.Retention)
+	}
+	if c.Lotus.WorkerURL != "" && !strings.HasPrefix(c.Lotus.WorkerURL, "http://") && !strings.HasPrefix(c.Lotus.WorkerURL, "https://") {
+		return fmt.Errorf("Lotus.WorkerURL %q: want http://host:port/rpc/v0", c.Lotus.WorkerURL)
+	}
+	for name, d := range map[string]Duration{"Lotus.Heartbeat": c.Lotus.Heartbeat, "Lotus.ReturnRetryMin": c.Lotus.ReturnRetryMin,
+		"Lotus.ReturnRetryMax": c.Lotus.ReturnRetryMax, "Lotus.AuthCacheTTL": c.Lotus.AuthCacheTTL} {
+		if d <= 0 {
+			return fmt.Errorf("%s %s: must be positive", name, d)
+		}
+	}
+	if c.Lotus.ReturnRetryMax < c.Lotus.ReturnRetryMin {
+		return fmt.Errorf("Lotus.ReturnRetryMax %s is below Lotus.ReturnRetryMin %s", c.Lotus.ReturnRetryMax, c.Lotus.ReturnRetryMin)
+	}
 	return nil
 }
 
@@ -169,6 +227,8 @@ func walkEnv(v reflect.Value, prefix string, fn func(f reflect.Value, key, env s
 func setField(f reflect.Value, s string) error {
 	switch p := f.Addr().Interface().(type) {
 	case *Bytes:
+		return p.UnmarshalText([]byte(s))
+	case *Duration:
 		return p.UnmarshalText([]byte(s))
 	case *string:
 		*p = s

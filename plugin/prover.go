@@ -2,15 +2,33 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/filecoin-project/go-jsonrpc"
+	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/filecoin-project/go-state-types/proof"
+	"github.com/ipfs/go-cid"
 
 	"github.com/snarkd/snarkd/buildinfo"
+	"github.com/snarkd/snarkd/plugin/jobs"
+	"github.com/snarkd/snarkd/plugin/lotus"
+	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// ProverAPI implements rpcapi.Prover for the daemon.
+// ProverAPI implements rpcapi.Prover on the job manager.
 type ProverAPI struct {
 	// Backend is the proving backend the daemon resolved at start ("cpu" or "cuda").
 	Backend string
+
+	jobs      *jobs.Manager
+	params    *prover.ParamCache
+	attacher  *lotus.Attacher
+	workerURL string
+	started   time.Time
+	devices   []rpcapi.DeviceStatus
 }
 
 var _ rpcapi.Prover = (*ProverAPI)(nil)
@@ -22,4 +40,160 @@ func (p *ProverAPI) Version(context.Context) (rpcapi.VersionInfo, error) {
 		APIVersion: buildinfo.APIVersion,
 		Backend:    p.Backend,
 	}, nil
+}
+
+// Status reports devices, queues, parameters and totals.
+func (p *ProverAPI) Status(context.Context) (rpcapi.StatusInfo, error) {
+	if p.jobs == nil {
+		return rpcapi.StatusInfo{Version: buildinfo.String(), Backend: p.Backend, StartedAt: p.started}, nil
+	}
+	snap := p.jobs.Snapshot()
+	st := rpcapi.StatusInfo{Version: buildinfo.String(), Backend: p.Backend, StartedAt: p.started}
+	for _, d := range p.devices {
+		d.WorkersBusy = len(snap.RunningIDs)
+		d.Workers = snap.Workers
+		d.CurrentJobIDs = snap.RunningIDs
+		st.Devices = append(st.Devices, d)
+	}
+	for _, k := range rpcapi.Kinds {
+		st.Queues = append(st.Queues, rpcapi.QueueStatus{Kind: k, Queued: snap.Queued[k], Running: snap.Running[k]})
+	}
+	for _, pi := range p.params.Loaded() {
+		st.Params = append(st.Params, rpcapi.ParamStatus{Circuit: pi.Circuit, Bytes: pi.Bytes, Loaded: pi.Loaded})
+	}
+	for _, v := range snap.Stats.Completed {
+		st.Completed += v
+	}
+	for _, v := range snap.Stats.Failed {
+		st.Failed += v
+	}
+	for _, v := range snap.Stats.Cancelled {
+		st.Cancelled += v
+	}
+	if p.attacher != nil {
+		st.Miner = p.attacher.Status()
+	}
+	return st, nil
+}
+
+// Submit queues a request.
+func (p *ProverAPI) Submit(_ context.Context, req rpcapi.ProofRequest) (rpcapi.SubmitResult, error) {
+	return p.jobs.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginNative})
+}
+
+// Await waits for a job.
+func (p *ProverAPI) Await(ctx context.Context, id rpcapi.JobID) (rpcapi.JobResult, error) {
+	return p.jobs.Await(ctx, id)
+}
+
+// Prove submits and awaits; a job that fails or is cancelled answers a typed error.
+func (p *ProverAPI) Prove(ctx context.Context, req rpcapi.ProofRequest) (rpcapi.JobResult, error) {
+	res, err := p.jobs.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginNative})
+	if err != nil {
+		return rpcapi.JobResult{}, err
+	}
+	out, err := p.jobs.Await(ctx, res.JobID)
+	if err != nil {
+		return out, err
+	}
+	return out, jobError(out.Job)
+}
+
+// jobError turns a final job without a proof into the typed error of the API.
+func jobError(j rpcapi.Job) error {
+	switch j.State {
+	case rpcapi.JobFailed:
+		return &rpcapi.ErrJobFailed{JobID: j.ID, Message: j.Error}
+	case rpcapi.JobCancelled:
+		return &rpcapi.ErrJobCancelled{JobID: j.ID}
+	}
+	return nil
+}
+
+// Cancel stops a job.
+func (p *ProverAPI) Cancel(_ context.Context, id rpcapi.JobID) (bool, error) {
+	return p.jobs.Cancel(id)
+}
+
+// Jobs lists jobs.
+func (p *ProverAPI) Jobs(_ context.Context, f rpcapi.JobFilter) ([]rpcapi.Job, error) {
+	return p.jobs.Jobs(f), nil
+}
+
+// Events streams job events over a websocket.
+func (p *ProverAPI) Events(ctx context.Context, f rpcapi.JobFilter) (<-chan rpcapi.JobEvent, error) {
+	if jsonrpc.GetConnectionType(ctx) == jsonrpc.ConnectionTypeHTTP {
+		return nil, errors.New("Events needs a websocket connection (ws://…/rpc/v0)")
+	}
+	return p.jobs.Subscribe(ctx, f), nil
+}
+
+// MinerAttach registers with a lotus-miner and keeps the registration.
+func (p *ProverAPI) MinerAttach(ctx context.Context, minerAPIInfo, workerURL string) error {
+	if p.attacher == nil {
+		return errors.New("this daemon has no Lotus worker API")
+	}
+	if workerURL == "" {
+		workerURL = p.workerURL
+	}
+	return p.attacher.Attach(ctx, minerAPIInfo, workerURL, true)
+}
+
+// proveFFI runs an ffi-shaped call as a job keyed by its content.
+func (p *ProverAPI) proveFFI(ctx context.Context, req rpcapi.ProofRequest) ([]byte, error) {
+	res, err := p.Prove(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return res.Proof, nil
+}
+
+// SealCommitPhase2 proves a C1 output; the seal proof type is read from the C1 JSON.
+func (p *ProverAPI) SealCommitPhase2(ctx context.Context, phase1Out []byte, sectorNum abi.SectorNumber, minerID abi.ActorID) ([]byte, error) {
+	spt, err := C1SealProof(phase1Out)
+	if err != nil {
+		return nil, err
+	}
+	return p.proveFFI(ctx, rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(spt), MinerID: minerID, SectorNumber: sectorNum, Phase1Out: phase1Out})
+}
+
+// GenerateWinningPoStWithVanilla proves a WinningPoSt.
+func (p *ProverAPI) GenerateWinningPoStWithVanilla(ctx context.Context, pt abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error) {
+	b, err := p.proveFFI(ctx, rpcapi.ProofRequest{Kind: rpcapi.KindWinningPoSt, RegisteredProof: int64(pt), MinerID: minerID, Randomness: randomness, VanillaProofs: proofs})
+	if err != nil {
+		return nil, err
+	}
+	return []proof.PoStProof{{PoStProof: pt, ProofBytes: b}}, nil
+}
+
+// GenerateSinglePartitionWindowPoStWithVanilla proves one WindowPoSt partition.
+func (p *ProverAPI) GenerateSinglePartitionWindowPoStWithVanilla(ctx context.Context, pt abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (proof.PoStProof, error) {
+	b, err := p.proveFFI(ctx, rpcapi.ProofRequest{Kind: rpcapi.KindWindowPoSt, RegisteredProof: int64(pt), MinerID: minerID, Randomness: randomness, VanillaProofs: proofs, PartitionIndex: partitionIndex})
+	if err != nil {
+		return proof.PoStProof{}, err
+	}
+	return proof.PoStProof{PoStProof: pt, ProofBytes: b}, nil
+}
+
+// GenerateUpdateProofWithVanilla proves a SnapDeals update.
+func (p *ProverAPI) GenerateUpdateProofWithVanilla(ctx context.Context, pt abi.RegisteredUpdateProof, oldSealed, newSealed, unsealed cid.Cid, vanilla [][]byte) ([]byte, error) {
+	comms := make([][]byte, 3)
+	for i, c := range []cid.Cid{oldSealed, newSealed, unsealed} {
+		var err error
+		if comms[i], err = lotus.Commitment(c); err != nil {
+			return nil, &rpcapi.ErrBadRequest{Field: []string{"oldSealed", "newSealed", "unsealed"}[i], Reason: err.Error()}
+		}
+	}
+	return p.proveFFI(ctx, rpcapi.ProofRequest{Kind: rpcapi.KindSnapProve, RegisteredProof: int64(pt), VanillaProofs: vanilla,
+		CommROld: comms[0], CommRNew: comms[1], CommDNew: comms[2]})
+}
+
+// sortedKinds is the kinds in a stable order for /metrics.
+func sortedKinds[V any](m map[rpcapi.ProofKind]V) []rpcapi.ProofKind {
+	out := make([]rpcapi.ProofKind, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
+	return out
 }

@@ -1,9 +1,11 @@
-// Package plugin is the snarkd daemon: it wires the JSON-RPC API, health endpoints and (as they
-// land) auth, the job manager and metrics into one HTTP server.
+// Package plugin is the snarkd daemon: it wires the native Prover API and the Lotus worker API
+// (both under /rpc/v0), token auth, the job manager and its journal, Lotus result delivery,
+// /metrics, /status and /healthz into one HTTP server.
 package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,9 +13,11 @@ import (
 	"time"
 
 	"github.com/filecoin-project/go-jsonrpc"
+	gjauth "github.com/filecoin-project/go-jsonrpc/auth"
 	logging "github.com/ipfs/go-log/v2"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/plugin/auth"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -22,24 +26,93 @@ var log = logging.Logger("snarkd/plugin")
 // RPCPath is where both JSON-RPC namespaces are served, as Lotus serves its worker API.
 const RPCPath = "/rpc/v0"
 
-// Server is the daemon's HTTP front: /rpc/v0 and /healthz.
+// Handlers are what the server exposes.
+type Handlers struct {
+	// Prover is the native API (namespace Prover).
+	Prover rpcapi.Prover
+	// Worker is the Lotus worker API (namespace Filecoin); nil leaves it out.
+	Worker rpcapi.Worker
+	// Verify checks bearer tokens; nil rejects every token (requests without one still get read).
+	Verify func(ctx context.Context, token string) ([]rpcapi.Permission, error)
+	// Metrics and Status serve /metrics and /status; nil leaves them out.
+	Metrics http.Handler
+	Status  http.Handler
+}
+
+// Server is the daemon's HTTP front.
 type Server struct {
 	cfg     config.Config
 	handler http.Handler
 }
 
-// New builds the daemon's HTTP handler around the native prover API implementation.
-func New(cfg config.Config, prover rpcapi.Prover) *Server {
-	rpc := jsonrpc.NewServer(jsonrpc.WithMaxRequestSize(int64(cfg.API.MaxRequestBytes)))
-	rpc.Register(rpcapi.ProverNamespace, prover)
-
+// New builds the HTTP handler. Every method is wrapped in a permission check (tags in rpcapi);
+// requests without a token get read permission only, as in Lotus.
+func New(cfg config.Config, h Handlers) *Server {
+	max := int64(cfg.API.MaxRequestBytes)
+	rpc := jsonrpc.NewServer(jsonrpc.WithMaxRequestSize(max), jsonrpc.WithServerErrors(rpcapi.RPCErrors))
+	var ps rpcapi.ProverStruct
+	auth.Permissioned(h.Prover, &ps.Internal)
+	rpc.Register(rpcapi.ProverNamespace, &ps)
+	if h.Worker != nil {
+		var ws rpcapi.WorkerStruct
+		auth.Permissioned(h.Worker, &ws.Internal)
+		rpc.Register(rpcapi.WorkerNamespace, &ws)
+	}
+	verify := h.Verify
+	if verify == nil {
+		verify = func(context.Context, string) ([]rpcapi.Permission, error) {
+			return nil, errors.New("this server accepts no tokens")
+		}
+	}
+	authed := func(next http.Handler) http.Handler {
+		return &gjauth.Handler{Verify: verify, Next: next.ServeHTTP}
+	}
 	mux := http.NewServeMux()
-	mux.Handle(RPCPath, rpc)
+	mux.Handle(RPCPath, authed(limitBody(max, rpc)))
+	if h.Metrics != nil {
+		mux.Handle("/metrics", authed(requirePerm(rpcapi.PermRead, h.Metrics)))
+	}
+	if h.Status != nil {
+		mux.Handle("/status", authed(requirePerm(rpcapi.PermRead, h.Status)))
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	return &Server{cfg: cfg, handler: mux}
+}
+
+// limitBody answers a request whose declared size exceeds max at once, with 413 and a JSON-RPC
+// error naming the limit, without reading the body. Requests of unknown length are bounded by
+// go-jsonrpc's own limit.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			log.Warnw("refused oversize request", "bytes", r.ContentLength, "max", max, "remote", r.RemoteAddr)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_ = json.NewEncoder(w).Encode(map[string]interface{}{
+				"jsonrpc": "2.0", "id": nil,
+				"error": map[string]interface{}{
+					"code":    -32700,
+					"message": fmt.Sprintf("request of %d bytes is bigger than the maximum %d allowed (API.MaxRequestBytes)", r.ContentLength, max),
+				},
+			})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func requirePerm(p rpcapi.Permission, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !auth.HasPerm(r.Context(), p) {
+			http.Error(w, fmt.Sprintf("missing permission %q", p), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Handler exposes the routes, for tests that serve them on their own listener.

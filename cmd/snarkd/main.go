@@ -52,6 +52,11 @@ func newApp() *cli.App {
 		},
 		Commands: []*cli.Command{
 			runCommand(),
+			statusCommand(),
+			jobsCommand(),
+			proveCommand(),
+			authCommand(),
+			workerCommand(),
 			devicesCommand(),
 			benchCommand(),
 		},

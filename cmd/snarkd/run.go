@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/plugin"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 var log = logging.Logger("snarkd/cmd")
@@ -29,6 +31,8 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Usage: "host:port for the JSON-RPC API (overrides API.ListenAddress)"},
 			&cli.StringFlag{Name: "backend", Usage: "proving backend: auto, cpu or cuda (overrides Prover.Backend)"},
+			&cli.StringFlag{Name: "miner-api-info", Usage: "register with this lotus-miner, TOKEN:MULTIADDR with an admin token (overrides Lotus.MinerAPIInfo)"},
+			&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back, http://host:port/rpc/v0 (overrides Lotus.WorkerURL)"},
 		},
 		Action: func(c *cli.Context) error {
 			repo, err := repoPath(c)
@@ -51,6 +55,12 @@ func runCommand() *cli.Command {
 			if v := c.String("backend"); v != "" {
 				cfg.Prover.Backend = v
 			}
+			if v := c.String("miner-api-info"); v != "" {
+				cfg.Lotus.MinerAPIInfo = v
+			}
+			if v := c.String("worker-url"); v != "" {
+				cfg.Lotus.WorkerURL = v
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -59,17 +69,54 @@ func runCommand() *cli.Command {
 				return err
 			}
 
+			ctx, stop := context.WithCancel(c.Context)
+			defer stop()
+			// The proving pipeline has only its CPU backend so far; GPUs are inventoried for
+			// Status and the Lotus Info, and the backend reported is what actually proves.
+			opts := plugin.Options{Repo: repo, BackendName: "cpu", Shutdown: stop}
+			if backend == "cuda" {
+				log.Warn("the GPU partition prover is not wired into the pipeline yet; proving on the CPU")
+			}
+			if backend == "cuda" {
+				if devs, err := gpu.Devices(); err == nil {
+					for _, d := range devs {
+						opts.GPUs = append(opts.GPUs, d.Name)
+						opts.Devices = append(opts.Devices, rpcapi.DeviceStatus{Name: d.Name, VRAMTotal: d.TotalMem, VRAMFree: d.FreeMem})
+					}
+				}
+			}
+			daemon, err := plugin.Open(cfg, opts)
+			if err != nil {
+				return err
+			}
+
 			ln, err := net.Listen("tcp", cfg.API.ListenAddress)
 			if err != nil {
+				daemon.Close()
 				return fmt.Errorf("listening on %s: %w", cfg.API.ListenAddress, err)
 			}
 			addr := ln.Addr().(*net.TCPAddr)
 			info := apiInfo(addr)
-			if err := os.WriteFile(filepath.Join(repo, apiFile), []byte(info+"\n"), 0o600); err != nil {
+			admin, err := daemon.Secret().NewToken(rpcapi.AllPermissions)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(repo, tokenFile), []byte(admin+"\n"), 0o600)
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(repo, apiFile), []byte(info+"\n"), 0o600)
+			}
+			if err != nil {
 				ln.Close()
-				return fmt.Errorf("writing API endpoint file: %w", err)
+				daemon.Close()
+				return fmt.Errorf("writing API endpoint files: %w", err)
 			}
 			defer os.Remove(filepath.Join(repo, apiFile))
+			writePerms, _ := rpcapi.PermsUpTo(rpcapi.PermWrite)
+			writeTok, err := daemon.Secret().NewToken(writePerms)
+			if err != nil {
+				ln.Close()
+				daemon.Close()
+				return err
+			}
 
 			if !addr.IP.IsLoopback() {
 				log.Warnw("API listening on a non-loopback address; anyone who can reach it can use it", "listen", addr.String())
@@ -77,11 +124,12 @@ func runCommand() *cli.Command {
 			log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", backend,
 				"listen", addr.String())
 			fmt.Fprintf(c.App.Writer, "snarkd %s listening on http://%s%s (backend %s)\n",
-				buildinfo.String(), addr, plugin.RPCPath, backend)
-			fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s\n", info)
+				buildinfo.String(), addr, plugin.RPCPath, opts.BackendName)
+			fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", writeTok, info)
+			fmt.Fprintf(c.App.Writer, "(a write token; `snarkd auth api-info --perm admin` prints an admin one, and %s holds one for this host's CLI)\n",
+				filepath.Join(repo, tokenFile))
 
-			srv := plugin.New(cfg, &plugin.ProverAPI{Backend: backend})
-			return srv.Serve(c.Context, ln, 30*time.Second)
+			return daemon.Serve(ctx, ln, 30*time.Second)
 		},
 	}
 }

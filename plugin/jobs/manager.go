@@ -719,3 +719,6 @@ func (h *jobHeap) Pop() interface{} {
 	*h = old[:len(old)-1]
 	return e
 }
+
+// Supports asks the runner whether kind can be proved.
+func (m *Manager) Supports(kind rpcapi.ProofKind) error { return m.runner.Supports(kind) }

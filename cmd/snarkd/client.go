@@ -1,0 +1,264 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/urfave/cli/v2"
+
+	"github.com/snarkd/snarkd/plugin"
+	"github.com/snarkd/snarkd/plugin/auth"
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show the daemon's devices, queues, parameters and miner registration",
+		Flags: []cli.Flag{apiInfoFlag, jsonFlag},
+		Action: func(c *cli.Context) error {
+			api, closer, err := proverClient(c, false)
+			if err != nil {
+				return err
+			}
+			defer closer()
+			st, err := api.Status(c.Context)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, st)
+			}
+			w := c.App.Writer
+			fmt.Fprintf(w, "snarkd %s, backend %s, up %s\n", st.Version, st.Backend, time.Since(st.StartedAt).Round(time.Second))
+			fmt.Fprintf(w, "jobs: %d completed, %d failed, %d cancelled\n", st.Completed, st.Failed, st.Cancelled)
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "DEVICE\tVRAM TOTAL\tVRAM FREE\tWORKERS BUSY")
+			for _, d := range st.Devices {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\n", d.Name, size(d.VRAMTotal), size(d.VRAMFree), d.WorkersBusy, d.Workers)
+			}
+			fmt.Fprintln(tw, "\nKIND\tQUEUED\tRUNNING\t")
+			for _, q := range st.Queues {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t\n", q.Kind, q.Queued, q.Running)
+			}
+			tw.Flush()
+			for _, p := range st.Params {
+				fmt.Fprintf(w, "parameters %s: %s loaded\n", p.Circuit, size(p.Bytes))
+			}
+			if m := st.Miner; m != nil {
+				state := "connected"
+				if !m.Connected {
+					state = "NOT connected: " + m.LastError
+				}
+				fmt.Fprintf(w, "lotus-miner %s (session %s): %s; it dials %s\n", m.URL, m.Session, state, m.WorkerURL)
+			} else {
+				fmt.Fprintln(w, "lotus-miner: none (snarkd worker connect --miner-api-info TOKEN:MULTIADDR)")
+			}
+			return nil
+		},
+	}
+}
+
+func size(b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f := float64(b)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}
+
+func jobsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "jobs",
+		Usage: "list jobs, newest first",
+		Flags: []cli.Flag{apiInfoFlag, jsonFlag,
+			&cli.StringSliceFlag{Name: "state", Usage: "only jobs in this state (queued, running, done, failed, cancelled)"},
+			&cli.StringSliceFlag{Name: "kind", Usage: "only jobs of this proof kind"},
+			&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"},
+		},
+		Action: func(c *cli.Context) error {
+			api, closer, err := proverClient(c, false)
+			if err != nil {
+				return err
+			}
+			defer closer()
+			f := rpcapi.JobFilter{Limit: c.Int("limit")}
+			for _, s := range c.StringSlice("state") {
+				f.States = append(f.States, rpcapi.JobState(s))
+			}
+			for _, k := range c.StringSlice("kind") {
+				f.Kinds = append(f.Kinds, rpcapi.ProofKind(k))
+			}
+			list, err := api.Jobs(c.Context, f)
+			if err != nil {
+				return err
+			}
+			if c.Bool("json") {
+				return printJSON(c, list)
+			}
+			tw := tabwriter.NewWriter(c.App.Writer, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "JOB\tKIND\tSTATE\tPARTS\tSUBMITTED\tTOTAL\tORIGIN\tERROR")
+			for _, j := range list {
+				total := "-"
+				if j.State.Final() {
+					total = (time.Duration(j.Timings.TotalMs) * time.Millisecond).String()
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.PartitionsDone, j.Partitions,
+					j.Submitted.Local().Format("15:04:05"), total, j.Origin, j.Error)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func authCommand() *cli.Command {
+	perm := &cli.StringFlag{Name: "perm", Value: "read", Usage: "permission: read, write, sign or admin (a token carries the weaker ones too)"}
+	mint := func(c *cli.Context) (string, error) {
+		repo, err := repoPath(c)
+		if err != nil {
+			return "", err
+		}
+		perms, ok := rpcapi.PermsUpTo(rpcapi.Permission(c.String("perm")))
+		if !ok {
+			return "", fmt.Errorf("--perm %q: want read, write, sign or admin", c.String("perm"))
+		}
+		secret, err := auth.LoadOrCreateSecret(repo)
+		if err != nil {
+			return "", err
+		}
+		return secret.NewToken(perms)
+	}
+	return &cli.Command{
+		Name:  "auth",
+		Usage: "mint API tokens (Lotus JWT format, signed with the repo's secret)",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "create-token",
+				Usage: "print a token",
+				Flags: []cli.Flag{perm},
+				Action: func(c *cli.Context) error {
+					tok, err := mint(c)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintln(c.App.Writer, tok)
+					return nil
+				},
+			},
+			{
+				Name:  "api-info",
+				Usage: "print SNARKD_API_INFO=TOKEN:MULTIADDR for the running daemon",
+				Flags: []cli.Flag{perm},
+				Action: func(c *cli.Context) error {
+					tok, err := mint(c)
+					if err != nil {
+						return err
+					}
+					repo, err := repoPath(c)
+					if err != nil {
+						return err
+					}
+					addr, err := os.ReadFile(repo + "/" + apiFile)
+					if err != nil {
+						return fmt.Errorf("reading the daemon's endpoint (is `snarkd run` running with this --repo?): %w", err)
+					}
+					fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", tok, strings.TrimSpace(string(addr)))
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func workerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "attach the daemon to a lotus-miner as a C2/PRU2 worker",
+		Subcommands: []*cli.Command{{
+			Name:  "connect",
+			Usage: "register with a miner (WorkerConnect) and stay registered across miner restarts",
+			Flags: []cli.Flag{apiInfoFlag,
+				&cli.StringFlag{Name: "miner-api-info", Required: true, EnvVars: []string{"MINER_API_INFO"},
+					Usage: "the miner's TOKEN:MULTIADDR with an admin token (`lotus-miner auth api-info --perm admin`)"},
+				&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back (default: the daemon's listen address)"},
+			},
+			Action: func(c *cli.Context) error {
+				api, closer, err := proverClient(c, false)
+				if err != nil {
+					return err
+				}
+				defer closer()
+				if err := api.MinerAttach(c.Context, c.String("miner-api-info"), c.String("worker-url")); err != nil {
+					return err
+				}
+				st, err := api.Status(c.Context)
+				if err == nil && st.Miner != nil {
+					fmt.Fprintf(c.App.Writer, "registered with lotus-miner %s (session %s); it dials %s\n", st.Miner.URL, st.Miner.Session, st.Miner.WorkerURL)
+				}
+				return err
+			},
+		}},
+	}
+}
+
+// commit2In is the C1-output interchange format of lotus-bench, Curio and gpuproxy.
+type commit2In struct {
+	SectorNum  int64
+	Phase1Out  []byte
+	SectorSize uint64
+}
+
+// readC1 accepts a Commit2In envelope or a raw C1 output (SealCommitPhase1Output JSON).
+func readC1(path string) (phase1 []byte, sector abi.SectorNumber, ssize abi.SectorSize, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, 0, 0, fmt.Errorf("%s is not JSON: %w", path, err)
+	}
+	if _, ok := probe["Phase1Out"]; ok {
+		var in commit2In
+		if err := json.Unmarshal(data, &in); err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: bad Commit2In: %w", path, err)
+		}
+		if in.SectorNum < 0 {
+			return nil, 0, 0, fmt.Errorf("%s: negative SectorNum", path)
+		}
+		return in.Phase1Out, abi.SectorNumber(in.SectorNum), abi.SectorSize(in.SectorSize), nil
+	}
+	if _, ok := probe["registered_proof"]; ok {
+		return data, 0, 0, nil
+	}
+	return nil, 0, 0, fmt.Errorf("%s is neither a Commit2In {SectorNum, Phase1Out, SectorSize} nor a C1 output", path)
+}
+
+func c2Request(c *cli.Context) (rpcapi.ProofRequest, error) {
+	phase1, sector, ssize, err := readC1(c.String("c1"))
+	if err != nil {
+		return rpcapi.ProofRequest{}, err
+	}
+	if c.IsSet("sector") {
+		sector = abi.SectorNumber(c.Uint64("sector"))
+	}
+	spt, err := plugin.C1SealProof(phase1)
+	if err != nil {
+		return rpcapi.ProofRequest{}, err
+	}
+	return rpcapi.ProofRequest{
+		RequestID: c.String("request-id"), Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(spt),
+		SectorSize: ssize, MinerID: abi.ActorID(c.Uint64("miner")), SectorNumber: sector, Phase1Out: phase1,
+	}, nil
+}

@@ -1,0 +1,158 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/plugin/auth"
+	"github.com/snarkd/snarkd/plugin/jobs"
+	"github.com/snarkd/snarkd/plugin/journal"
+	"github.com/snarkd/snarkd/plugin/lotus"
+	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+// JournalFile is the job journal inside the repo.
+const JournalFile = "jobs.db"
+
+// ParamsDir holds generated test-circuit parameters inside the repo.
+const ParamsDir = "params"
+
+// Options are what the daemon needs besides its configuration.
+type Options struct {
+	// Repo is the repo directory (journal, keystore, parameter cache).
+	Repo string
+	// BackendName is the resolved backend ("cpu" or "cuda"); Backend proves partitions.
+	BackendName string
+	Backend     prover.Backend
+	// Devices are reported by Status; GPUs names go into the Lotus Info.
+	Devices []rpcapi.DeviceStatus
+	GPUs    []string
+	// Shutdown stops the daemon (Filecoin.Shutdown).
+	Shutdown func()
+}
+
+// Daemon is the assembled service. Open it, Serve it, and it closes everything when Serve ends.
+type Daemon struct {
+	cfg      config.Config
+	backend  string
+	secret   auth.Secret
+	verifier *auth.Verifier
+	journal  *journal.Journal
+	pipeline *prover.Pipeline
+	jobs     *jobs.Manager
+	worker   *lotus.WorkerAPI
+	attacher *lotus.Attacher
+	prover   *ProverAPI
+	server   *Server
+	cancel   context.CancelFunc
+	name     string
+
+	deliverer *lotus.Deliverer
+}
+
+// Open builds the daemon: it loads (or creates) the token secret, opens the journal, recovers
+// jobs from it and starts the provers. Jobs start before the API serves; that is fine, nothing
+// can reach them until Serve.
+func Open(cfg config.Config, opts Options) (*Daemon, error) {
+	secret, err := auth.LoadOrCreateSecret(opts.Repo)
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.Lotus.WorkerName
+	if name == "" {
+		if name, err = os.Hostname(); err != nil {
+			name = "snarkd"
+		}
+	}
+	j, err := journal.Open(filepath.Join(opts.Repo, JournalFile))
+	if err != nil {
+		return nil, err
+	}
+	backend := opts.Backend
+	if backend == nil {
+		backend = prover.CPUBackend{}
+	}
+	pipe := prover.New(backend, prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)))
+	m, err := jobs.Open(j, pipelineRunner{p: pipe}, jobs.Config{
+		Workers: cfg.Jobs.Workers, MaxPending: cfg.Jobs.MaxPending, Retention: cfg.Jobs.Retention.D(),
+		RestartError: lotus.RestartMessage(name),
+	})
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	verifier := auth.NewVerifier(secret, cfg.Lotus.AuthCacheTTL.D())
+	d := &Daemon{
+		cfg: cfg, backend: opts.BackendName, secret: secret, verifier: verifier, journal: j,
+		pipeline: pipe, jobs: m, cancel: cancel, name: name,
+	}
+	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
+	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
+	d.deliverer = lotus.NewDeliverer(m, d.attacher.Miner, name, cfg.Lotus.ReturnRetryMin.D(), cfg.Lotus.ReturnRetryMax.D())
+	m.OnFinal(d.deliverer.OnFinal)
+	devices := opts.Devices
+	if len(devices) == 0 {
+		devices = []rpcapi.DeviceStatus{{Name: "cpu"}}
+	}
+	d.prover = &ProverAPI{Backend: opts.BackendName, jobs: m, params: pipe.Params(), attacher: d.attacher,
+		started: time.Now(), devices: devices}
+	d.server = New(cfg, Handlers{
+		Prover: d.prover, Worker: d.worker, Verify: verifier.Verify,
+		Metrics: http.HandlerFunc(d.metrics), Status: http.HandlerFunc(d.status),
+	})
+	return d, nil
+}
+
+// Secret is the daemon's token secret (for minting tokens).
+func (d *Daemon) Secret() auth.Secret { return d.secret }
+
+// Handler is the HTTP handler.
+func (d *Daemon) Handler() http.Handler { return d.server.Handler() }
+
+// Serve answers on ln until ctx ends, then closes the daemon. With Lotus.MinerAPIInfo set it
+// registers with that miner in the background.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	defer d.Close()
+	workerURL := d.cfg.Lotus.WorkerURL
+	if workerURL == "" {
+		if u, err := lotus.WorkerURL(ln.Addr()); err == nil {
+			workerURL = u
+		} else if d.cfg.Lotus.MinerAPIInfo != "" {
+			return err
+		}
+	}
+	d.prover.workerURL = workerURL
+	if d.cfg.Lotus.MinerAPIInfo != "" {
+		if err := d.attacher.Attach(ctx, d.cfg.Lotus.MinerAPIInfo, workerURL, false); err != nil {
+			return err
+		}
+	}
+	return d.server.Serve(ctx, ln, grace)
+}
+
+// Close stops registration, delivery and the provers, and closes the journal. Running jobs
+// stay journaled as running and are re-queued at the next start.
+func (d *Daemon) Close() {
+	d.cancel()
+	d.attacher.Close()
+	d.deliverer.Close()
+	d.jobs.Close()
+	if err := d.journal.Close(); err != nil {
+		log.Warnw("closing journal", "err", err)
+	}
+}
+
+func jsonEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc
+}

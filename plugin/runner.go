@@ -1,0 +1,58 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+
+	"github.com/snarkd/snarkd/plugin/jobs"
+	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+// pipelineRunner adapts the proving pipeline to the job manager.
+type pipelineRunner struct {
+	p *prover.Pipeline
+}
+
+var _ jobs.Runner = pipelineRunner{}
+
+// unsupported maps the pipeline's error onto the wire type.
+func unsupported(err error) error {
+	var u *prover.UnsupportedError
+	if errors.As(err, &u) {
+		return &rpcapi.ErrNotSupportedYet{Kind: rpcapi.ProofKind(u.Kind), Reason: u.Reason}
+	}
+	return err
+}
+
+func (r pipelineRunner) Supports(kind rpcapi.ProofKind) error {
+	return unsupported(r.p.Supports(prover.Kind(kind)))
+}
+
+func toProverRequest(req rpcapi.ProofRequest) prover.Request {
+	out := prover.Request{
+		Kind: prover.Kind(req.Kind), RegisteredProof: req.RegisteredProof,
+		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
+		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
+		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,
+	}
+	if req.Test != nil {
+		out.TestConstraints, out.TestPartitions, out.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
+	}
+	return out
+}
+
+func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report jobs.Report) (jobs.Output, error) {
+	res, err := r.p.Prove(ctx, toProverRequest(req), func(st prover.Stage, part, n int) {
+		report(rpcapi.EventType(st), part, n)
+	})
+	if err != nil {
+		return jobs.Output{}, unsupported(err)
+	}
+	return jobs.Output{
+		Proof:       res.Proof,
+		SynthesisMs: uint64(res.Synthesis.Milliseconds()),
+		ProveMs:     uint64(res.Prove.Milliseconds()),
+		VerifyMs:    uint64(res.Verify.Milliseconds()),
+	}, nil
+}
