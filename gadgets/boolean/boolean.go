@@ -31,9 +31,26 @@ type AllocatedBit struct {
 	Value bool
 }
 
+var zeroElem fr.Element
+
+// allocBit allocates a 0/1 variable; the shared constants avoid a heap copy
+// per bit (systems copy the value they are given).
 func allocBit(sys cs.ConstraintSystem, name string, v bool) (cs.Variable, error) {
-	e := elem(v)
-	return sys.AllocValue(name, &e)
+	if v {
+		return sys.AllocValue(name, &one)
+	}
+	return sys.AllocValue(name, &zeroElem)
+}
+
+// lcs returns n empty combinations of capacity c each, sharing one
+// allocation; a combination that outgrows its capacity reallocates safely.
+func lcs(n, c int) []cs.LinearCombination {
+	buf := make(cs.LinearCombination, n*c)
+	out := make([]cs.LinearCombination, n)
+	for i := range out {
+		out[i] = buf[i*c : i*c : (i+1)*c]
+	}
+	return out
 }
 
 // Alloc allocates "boolean" and enforces "boolean constraint": (1 − a)·a = 0.
@@ -42,8 +59,8 @@ func Alloc(sys cs.ConstraintSystem, value bool) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	sys.Enforce("boolean constraint",
-		cs.LCOf(cs.One).Sub(v), cs.LCOf(v), nil)
+	l := lcs(2, 2)
+	sys.Enforce("boolean constraint", l[0].Add(cs.One).Sub(v), l[1].Add(v), nil)
 	return AllocatedBit{Var: v, Value: value}, nil
 }
 
@@ -54,8 +71,8 @@ func AllocConditionally(sys cs.ConstraintSystem, value bool, mustBeFalse Allocat
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	sys.Enforce("boolean constraint",
-		cs.LCOf(cs.One).Sub(mustBeFalse.Var).Sub(v), cs.LCOf(v), nil)
+	l := lcs(2, 3)
+	sys.Enforce("boolean constraint", l[0].Add(cs.One).Sub(mustBeFalse.Var).Sub(v), l[1].Add(v), nil)
 	return AllocatedBit{Var: v, Value: value}, nil
 }
 
@@ -66,8 +83,8 @@ func Xor(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	sys.Enforce("xor constraint",
-		cs.LCOf(a.Var).Add(a.Var), cs.LCOf(b.Var), cs.LCOf(a.Var).Add(b.Var).Sub(v))
+	l := lcs(3, 3)
+	sys.Enforce("xor constraint", l[0].Add(a.Var).Add(a.Var), l[1].Add(b.Var), l[2].Add(a.Var).Add(b.Var).Sub(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -78,7 +95,8 @@ func And(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	sys.Enforce("and constraint", cs.LCOf(a.Var), cs.LCOf(b.Var), cs.LCOf(v))
+	l := lcs(3, 1)
+	sys.Enforce("and constraint", l[0].Add(a.Var), l[1].Add(b.Var), l[2].Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -89,7 +107,8 @@ func AndNot(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	sys.Enforce("and not constraint", cs.LCOf(a.Var), cs.LCOf(cs.One).Sub(b.Var), cs.LCOf(v))
+	l := lcs(3, 2)
+	sys.Enforce("and not constraint", l[0].Add(a.Var), l[1].Add(cs.One).Sub(b.Var), l[2].Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -100,7 +119,8 @@ func Nor(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	sys.Enforce("nor constraint", cs.LCOf(cs.One).Sub(a.Var), cs.LCOf(cs.One).Sub(b.Var), cs.LCOf(v))
+	l := lcs(3, 2)
+	sys.Enforce("nor constraint", l[0].Add(cs.One).Sub(a.Var), l[1].Add(cs.One).Sub(b.Var), l[2].Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -289,15 +309,15 @@ func Sha256Ch(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 		r, err := BoolAnd(sys, a.Not(), c.Not())
 		return r.Not(), err
 	}
-	e := elem(val)
-	ch, err := sys.AllocValue("ch", &e)
+	ch, err := allocBit(sys, "ch", val)
 	if err != nil {
 		return Boolean{}, err
 	}
+	l := lcs(3, 4)
 	sys.Enforce("ch computation",
-		c.SubFromLC(b.LC()),
-		a.LC(),
-		c.SubFromLC(cs.LCOf(ch)))
+		c.SubFromLC(b.AddToLC(l[0], &one)),
+		a.AddToLC(l[1], &one),
+		c.SubFromLC(l[2].Add(ch)))
 	return Is(AllocatedBit{Var: ch, Value: val}), nil
 }
 
@@ -325,8 +345,7 @@ func Sha256Maj(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 		r, err := BoolAnd(sys, b.Not(), c.Not())
 		return r.Not(), err
 	}
-	e := elem(val)
-	maj, err := sys.AllocValue("maj", &e)
+	maj, err := allocBit(sys, "maj", val)
 	if err != nil {
 		return Boolean{}, err
 	}
@@ -337,10 +356,11 @@ func Sha256Maj(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 		return Boolean{}, err
 	}
 	two := fr.NewElement(2)
-	lhs := bc.AddToLC(cs.NewLC(6), &two)
+	l := lcs(3, 6)
+	lhs := bc.AddToLC(l[0], &two)
 	lhs = b.SubFromLC(lhs)
 	lhs = c.SubFromLC(lhs)
-	sys.Enforce("maj computation", lhs, a.LC(), bc.LC().Sub(maj))
+	sys.Enforce("maj computation", lhs, a.AddToLC(l[1], &one), bc.AddToLC(l[2], &one).Sub(maj))
 	return Is(AllocatedBit{Var: maj, Value: val}), nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gadgets/boolean"
+	"github.com/snarkd/snarkd/gadgets/internal/lcbuild"
 )
 
 // Capacity is Fr::CAPACITY, the number of bits a field element holds safely.
@@ -25,15 +26,17 @@ type MultiEq struct {
 	sys      cs.ConstraintSystem
 	ops      int
 	bitsUsed int
-	lhs, rhs cs.LinearCombination
+	lhs, rhs *lcbuild.Builder
 }
 
 // NewMultiEq starts a batch on sys; call Flush when the gadget using it ends.
-func NewMultiEq(sys cs.ConstraintSystem) *MultiEq { return &MultiEq{sys: sys} }
+func NewMultiEq(sys cs.ConstraintSystem) *MultiEq {
+	return &MultiEq{sys: sys, lhs: lcbuild.New(256), rhs: lcbuild.New(64)}
+}
 
 func (m *MultiEq) accumulate() {
-	m.sys.Enforce(fmt.Sprintf("multieq %d", m.ops), m.lhs, cs.LCOf(cs.One), m.rhs)
-	m.lhs, m.rhs = nil, nil
+	m.sys.Enforce(fmt.Sprintf("multieq %d", m.ops), m.lhs.LC(), cs.LCOf(cs.One), m.rhs.LC())
+	m.lhs, m.rhs = lcbuild.New(256), lcbuild.New(64)
 	m.bitsUsed = 0
 	m.ops++
 }
@@ -52,8 +55,15 @@ func (m *MultiEq) EnforceEqual(numBits int, lhs, rhs cs.LinearCombination) {
 	for i := 0; i < m.bitsUsed; i++ {
 		coeff.Double(&coeff)
 	}
-	m.lhs = m.lhs.AddScaledLC(&coeff, lhs)
-	m.rhs = m.rhs.AddScaledLC(&coeff, rhs)
+	for _, lcs := range [2]struct {
+		b  *lcbuild.Builder
+		lc cs.LinearCombination
+	}{{m.lhs, lhs}, {m.rhs, rhs}} {
+		for _, t := range lcs.lc {
+			t.Coeff.Mul(&t.Coeff, &coeff)
+			lcs.b.AddTerm(t)
+		}
+	}
 	m.bitsUsed += numBits
 }
 
@@ -214,17 +224,20 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 	}
 	maxValue := uint64(len(ops)) * uint64(^uint32(0))
 	var sum uint64
-	lc := cs.NewLC(32*len(ops) + 1)
+	lb := lcbuild.New(33 * len(ops))
 	allConst := true
+	var scratch cs.LinearCombination
 	for _, op := range ops {
 		sum += uint64(op.Value)
 		coeff := one
 		for _, b := range op.Bits {
-			lc = b.AddToLC(lc, &coeff)
+			scratch = b.AddToLC(scratch[:0], &coeff)
+			lb.Add(scratch)
 			allConst = allConst && b.IsConstant()
 			coeff.Double(&coeff)
 		}
 	}
+	lc := lb.LC()
 	if allConst {
 		return Constant(uint32(sum)), nil
 	}
