@@ -1,0 +1,5 @@
+//go:build !race
+
+package sealer
+
+const raceEnabled = false
