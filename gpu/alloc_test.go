@@ -367,3 +367,25 @@ func TestResidentNeverAllocatedIsDropped(t *testing.T) {
 		t.Fatalf("an unused resident reservation outlived its grant: %+v", st)
 	}
 }
+
+// BenchmarkAdmitRelease measures the books' cost per partition attempt (no device work).
+func BenchmarkAdmitRelease(b *testing.B) {
+	dev := NewSimDevice(SimConfig{TotalMem: 16 << 30})
+	a, err := NewAccountingAllocator(dev, AllocatorConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plans := (Planner{}).Candidates(shapeLarge, false)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		g, _, err := a.Admit(ctx, Priority{}, plans)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Prepare(); err != nil {
+			b.Fatal(err)
+		}
+		g.Release()
+	}
+}

@@ -536,3 +536,30 @@ func TestSchedulerResidentTTL(t *testing.T) {
 		t.Fatalf("device still holds %d bytes", ds.Allocated)
 	}
 }
+
+// BenchmarkSchedulerOverhead measures queue, admission and worker hand-off per partition on
+// 2 simulated devices × 2 workers with instant copies and kernels.
+func BenchmarkSchedulerOverhead(b *testing.B) {
+	var devs []Device
+	for i := range 2 {
+		devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 16 << 30}))
+	}
+	s, err := New(Config{Devices: devs, ResidentTTL: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sp := &simProver{}
+	ctx := context.Background()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i++
+			if _, err := s.Prove(ctx, Partition{JobID: "bench", Kind: KindPoRep, Index: i, Shape: shapeLarge}, sp.work); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
