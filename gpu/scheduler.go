@@ -188,8 +188,8 @@ type devState struct {
 	tiers   map[string]int
 }
 
-// New starts a scheduler with its workers.
-func New(cfg Config) (*Scheduler, error) {
+// NewScheduler starts a scheduler with its workers.
+func NewScheduler(cfg Config) (*Scheduler, error) {
 	if len(cfg.Devices) == 0 {
 		return nil, errors.New("gpu: scheduler needs at least one device")
 	}
@@ -262,8 +262,8 @@ func (s *Scheduler) Pinned() *PinnedPool { return s.pinned }
 // Allocator returns the allocator of the i-th configured device.
 func (s *Scheduler) Allocator(i int) *AccountingAllocator { return s.devs[i].alloc }
 
-// Close stops the workers after their current partitions, fails queued partitions, evicts
-// resident vectors and frees cached pinned memory.
+// Close fails queued partitions, cancels running ones and waits for the workers to stop, then
+// evicts resident vectors and frees cached pinned memory.
 func (s *Scheduler) Close() error {
 	s.qmu.Lock()
 	if s.closed {

@@ -158,7 +158,7 @@ func newTestScheduler(t *testing.T, cfg Config, devs ...*SimDevice) (*Scheduler,
 	if cfg.Allocator.RefreshInterval == 0 {
 		cfg.Allocator.RefreshInterval = 200 * time.Microsecond
 	}
-	s, err := New(cfg)
+	s, err := NewScheduler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,7 +544,7 @@ func BenchmarkSchedulerOverhead(b *testing.B) {
 	for i := range 2 {
 		devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 16 << 30}))
 	}
-	s, err := New(Config{Devices: devs, ResidentTTL: -1})
+	s, err := NewScheduler(Config{Devices: devs, ResidentTTL: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
