@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/snarkd/snarkd/gadgets/blake2s"
 	"github.com/snarkd/snarkd/gadgets/poseidon"
 	"github.com/snarkd/snarkd/gadgets/sha254"
 )
@@ -37,6 +38,25 @@ func (Sha254) Name() string { return "sha256_hasher" }
 
 // Hash implements Hasher.
 func (Sha254) Hash(children []fr.Element) (fr.Element, error) { return sha254.HashFr(children), nil }
+
+// Blake2s is the BLAKE2s hasher (zero personalization) over little-endian
+// element encodings, digest masked to 254 bits.
+type Blake2s struct{}
+
+// Name implements Hasher.
+func (Blake2s) Name() string { return "Blake2sHasher" }
+
+// Hash implements Hasher.
+func (Blake2s) Hash(children []fr.Element) (fr.Element, error) {
+	buf := make([]byte, 0, 32*len(children))
+	for i := range children {
+		b := sha254.FromFr(&children[i])
+		buf = append(buf, b[:]...)
+	}
+	d := blake2s.Sum256(buf, [8]byte{})
+	d[31] &= 0x3f
+	return sha254.ToFr(d)
+}
 
 // Shape gives the arities of a tree: Sub and Top are 0 when absent; Top
 // requires Sub.

@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/gadgets/blake2s"
 	"github.com/snarkd/snarkd/gadgets/boolean"
 	"github.com/snarkd/snarkd/gadgets/merkle"
 	"github.com/snarkd/snarkd/gadgets/multipack"
@@ -82,6 +83,37 @@ func HashBitsCircuit(sys cs.ConstraintSystem, bits []boolean.Boolean) (num.Alloc
 	sys.Push("pack_le")
 	defer sys.Pop()
 	return multipack.PackBits(sys, le)
+}
+
+// Blake2sHasher decomposes each leaf into bits ("i_num_into_bits"), hashes
+// them little-endian with BLAKE2s and a zero personalization ("hash") and
+// packs the first 254 digest bits ("pack").
+type Blake2sHasher struct{}
+
+// HashMultiLeafCircuit implements Hasher.
+func (Blake2sHasher) HashMultiLeafCircuit(sys cs.ConstraintSystem, leaves []num.AllocatedNum, _ int) (num.AllocatedNum, error) {
+	bits := make([]boolean.Boolean, 0, 256*len(leaves))
+	for i, leaf := range leaves {
+		sys.Push(fmt.Sprintf("%d_num_into_bits", i))
+		lb, err := leaf.ToBitsLE(sys)
+		sys.Pop()
+		if err != nil {
+			return num.AllocatedNum{}, err
+		}
+		bits = append(bits, lb...)
+		for len(bits)%8 != 0 {
+			bits = append(bits, boolean.Constant(false))
+		}
+	}
+	sys.Push("hash")
+	out, err := blake2s.Hash(sys, bits, [8]byte{})
+	sys.Pop()
+	if err != nil {
+		return num.AllocatedNum{}, err
+	}
+	sys.Push("pack")
+	defer sys.Pop()
+	return multipack.PackBits(sys, out)
 }
 
 // Value is a node given either as an already allocated variable or as a

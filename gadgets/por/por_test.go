@@ -21,8 +21,8 @@ func buildTree(t *testing.T, h merkle.Hasher, shape merkle.Shape, leaves int) *m
 	data := make([]fr.Element, leaves)
 	for i := range data {
 		data[i] = rng.Fr()
-		if _, ok := h.(merkle.Sha254); ok {
-			// Sha256 domains are below 2^254.
+		if _, ok := h.(merkle.Poseidon); !ok {
+			// Sha256 and Blake2s domains are below 2^254.
 			b := data[i].Bits()
 			b[3] &= 1<<62 - 1
 			data[i] = fr.Element{}
@@ -41,7 +41,7 @@ func TestPoRCircuit(t *testing.T) {
 	exhaustive := os.Getenv("GADGETS_EXHAUSTIVE") == "1"
 	cases := []struct {
 		name        string
-		sha         bool
+		hasher      string
 		shape       merkle.Shape
 		leaves      int
 		private     bool
@@ -50,30 +50,36 @@ func TestPoRCircuit(t *testing.T) {
 		heavy       bool
 		digest      string
 	}{
-		{"poseidon_base_2", false, merkle.Shape{Base: 2}, 64, false, 3, 1887, false, "e4a6b97ab322b5265befdbededdd16353db058e22cd88a9a9960f0f32efb95e9"},
-		{"poseidon_base_4", false, merkle.Shape{Base: 4}, 64, false, 3, 1164, false, "ec45a446c4037ab2077accf70eff6ac48a5beba219648491be3e67a3f4b0c68c"},
-		{"poseidon_base_8", false, merkle.Shape{Base: 8}, 64, false, 3, 1063, false, "3bd8cb4719e1ce8b020c078159a77bd5cf9d8eca04ed094eaca290c621f10a20"},
-		{"poseidon_sub_8_2", false, merkle.Shape{Base: 8, Sub: 2}, 128, false, 3, 1377, false, "a04df283d7f0ecff20e7c42f6bb497b2714c70c4124f5489e881c23e67814070"},
-		{"poseidon_top_8_4_2", false, merkle.Shape{Base: 8, Sub: 4, Top: 2}, 512, false, 3, 1764, false, "6badd752fa6a04dc492ae54080ea68de802e67510aaad087c7a83abb2158624a"},
-		{"poseidon_sub_8_8", false, merkle.Shape{Base: 8, Sub: 8}, 512, false, 3, 1593, false, "eca5c6440650cc590e477789dbbcc685627355c9c5dc6008dcb9fc6bfb8d34b8"},
-		{"poseidon_top_8_8_2", false, merkle.Shape{Base: 8, Sub: 8, Top: 2}, 1024, false, 3, 1907, false, "1aaf5b3ff8221455ad5ba57746f23db956a2de780213b68d65d8ea0165607e84"},
-		{"poseidon_top_8_2_4", false, merkle.Shape{Base: 8, Sub: 2, Top: 4}, 512, false, 3, 1764, false, "ac74fcc017176bc18e77b5582225cf900dd5a8d3b82cd21462608906eb16baf1"},
-		{"poseidon_base_2_private_root", false, merkle.Shape{Base: 2}, 64, true, 2, 1886, false, "50591f837498dec42fd5f021c2ef48eaa3ab858a3aae9dbf522abae3b31d29a8"},
-		{"poseidon_base_4_private_root", false, merkle.Shape{Base: 4}, 64, true, 2, 1163, false, "2e0954a592b49c6cd0ce01f7a0ee913cddcc0fb964c7490bfb14a2c9511f0764"},
-		{"poseidon_base_8_private_root", false, merkle.Shape{Base: 8}, 64, true, 2, 1062, false, "a87d5c076c5882911c7073da19dba3a6bc1cfb7bd107afae8a18337734146519"},
-		{"sha256_base_2", true, merkle.Shape{Base: 2}, 64, false, 3, 272295, false, "06101b213e985a06aa97367fb756d504912d2edfa7169fe7390f3563e2b7bdbf"},
-		{"sha256_base_4", true, merkle.Shape{Base: 4}, 64, false, 3, 216258, true, "5e289198928d86549f36c81cfc167c6446d861f562620ff9289a00c931123960"},
-		{"sha256_base_8", true, merkle.Shape{Base: 8}, 64, false, 3, 250987, true, "f496fb64a3a535a75ff431c0d4618b6d49624f14a09d27b3ae62cade470307c0"},
+		{"poseidon_base_2", "poseidon", merkle.Shape{Base: 2}, 64, false, 3, 1887, false, "e4a6b97ab322b5265befdbededdd16353db058e22cd88a9a9960f0f32efb95e9"},
+		{"poseidon_base_4", "poseidon", merkle.Shape{Base: 4}, 64, false, 3, 1164, false, "ec45a446c4037ab2077accf70eff6ac48a5beba219648491be3e67a3f4b0c68c"},
+		{"poseidon_base_8", "poseidon", merkle.Shape{Base: 8}, 64, false, 3, 1063, false, "3bd8cb4719e1ce8b020c078159a77bd5cf9d8eca04ed094eaca290c621f10a20"},
+		{"poseidon_sub_8_2", "poseidon", merkle.Shape{Base: 8, Sub: 2}, 128, false, 3, 1377, false, "a04df283d7f0ecff20e7c42f6bb497b2714c70c4124f5489e881c23e67814070"},
+		{"poseidon_top_8_4_2", "poseidon", merkle.Shape{Base: 8, Sub: 4, Top: 2}, 512, false, 3, 1764, false, "6badd752fa6a04dc492ae54080ea68de802e67510aaad087c7a83abb2158624a"},
+		{"poseidon_sub_8_8", "poseidon", merkle.Shape{Base: 8, Sub: 8}, 512, false, 3, 1593, false, "eca5c6440650cc590e477789dbbcc685627355c9c5dc6008dcb9fc6bfb8d34b8"},
+		{"poseidon_top_8_8_2", "poseidon", merkle.Shape{Base: 8, Sub: 8, Top: 2}, 1024, false, 3, 1907, false, "1aaf5b3ff8221455ad5ba57746f23db956a2de780213b68d65d8ea0165607e84"},
+		{"poseidon_top_8_2_4", "poseidon", merkle.Shape{Base: 8, Sub: 2, Top: 4}, 512, false, 3, 1764, false, "ac74fcc017176bc18e77b5582225cf900dd5a8d3b82cd21462608906eb16baf1"},
+		{"poseidon_base_2_private_root", "poseidon", merkle.Shape{Base: 2}, 64, true, 2, 1886, false, "50591f837498dec42fd5f021c2ef48eaa3ab858a3aae9dbf522abae3b31d29a8"},
+		{"poseidon_base_4_private_root", "poseidon", merkle.Shape{Base: 4}, 64, true, 2, 1163, false, "2e0954a592b49c6cd0ce01f7a0ee913cddcc0fb964c7490bfb14a2c9511f0764"},
+		{"poseidon_base_8_private_root", "poseidon", merkle.Shape{Base: 8}, 64, true, 2, 1062, false, "a87d5c076c5882911c7073da19dba3a6bc1cfb7bd107afae8a18337734146519"},
+		{"sha256_base_2", "sha256", merkle.Shape{Base: 2}, 64, false, 3, 272295, false, "06101b213e985a06aa97367fb756d504912d2edfa7169fe7390f3563e2b7bdbf"},
+		{"sha256_base_4", "sha256", merkle.Shape{Base: 4}, 64, false, 3, 216258, true, "5e289198928d86549f36c81cfc167c6446d861f562620ff9289a00c931123960"},
+		{"sha256_base_8", "sha256", merkle.Shape{Base: 8}, 64, false, 3, 250987, true, "f496fb64a3a535a75ff431c0d4618b6d49624f14a09d27b3ae62cade470307c0"},
+		{"blake2s_base_2", "blake2s", merkle.Shape{Base: 2}, 64, false, 3, 129135, true, "4d1b2b5e2ec35bdfae28353d59c3db2883da1d3493fa3912e05e92f78d328288"},
+		{"blake2s_base_4", "blake2s", merkle.Shape{Base: 4}, 64, false, 3, 130296, true, "90c935c540858a32d1a68c94b5698644af5e62737abe9233f23a688609dc265f"},
+		{"blake2s_base_8", "blake2s", merkle.Shape{Base: 8}, 64, false, 3, 174503, true, "381292978c6bddbcc4ea6341a6de2f582f3a57ab326d9aca82470f31018d2fe9"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if !exhaustive && (tc.heavy || tc.sha && (testing.Short() || raceEnabled)) {
+			if !exhaustive && (tc.heavy || tc.hasher != "poseidon" && gadgettest.Light()) {
 				t.Skip("heavy SHA-256 PoR: set GADGETS_EXHAUSTIVE=1")
 			}
 			var nh merkle.Hasher = merkle.Poseidon{}
 			var ch Hasher = PoseidonHasher{}
-			if tc.sha {
+			switch tc.hasher {
+			case "sha256":
 				nh, ch = merkle.Sha254{}, Sha256Hasher{}
+			case "blake2s":
+				nh, ch = merkle.Blake2s{}, Blake2sHasher{}
 			}
 			tr := buildTree(t, nh, tc.shape, tc.leaves)
 			levels, err := BaseLevels(tc.shape, tc.leaves)
@@ -81,7 +87,7 @@ func TestPoRCircuit(t *testing.T) {
 				t.Fatal(err)
 			}
 			challenges := []int{0, tc.leaves/2 + 3, tc.leaves - 1}
-			if tc.sha {
+			if tc.hasher != "poseidon" {
 				challenges = []int{tc.leaves/2 + 3}
 			}
 			for k, challenge := range challenges {

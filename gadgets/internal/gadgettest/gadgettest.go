@@ -3,6 +3,7 @@
 package gadgettest
 
 import (
+	"os"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -110,3 +111,10 @@ func FlipAux(t testing.TB, sys *cs.TestConstraintSystem, path string) string {
 	}
 	return p
 }
+
+// Exhaustive reports whether GADGETS_EXHAUSTIVE=1 asks for every heavy case.
+func Exhaustive() bool { return os.Getenv("GADGETS_EXHAUSTIVE") == "1" }
+
+// Light reports whether heavy cases should be skipped: -short or -race,
+// unless Exhaustive.
+func Light() bool { return !Exhaustive() && (testing.Short() || RaceEnabled) }

@@ -1,5 +1,0 @@
-//go:build !race
-
-package por
-
-const raceEnabled = false
