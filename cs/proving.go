@@ -144,6 +144,8 @@ func evalTracked(lc LinearCombination, inputs, aux []fr.Element, inDens, auxDens
 		}
 		if term.Coeff.IsOne() {
 			acc.Add(&acc, val)
+		} else if term.Coeff == minusOneElement {
+			acc.Sub(&acc, val)
 		} else {
 			t.Mul(&term.Coeff, val)
 			acc.Add(&acc, &t)

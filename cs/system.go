@@ -34,7 +34,8 @@ type ConstraintSystem interface {
 	AllocInput(name string, value ValueFunc) (Variable, error)
 	// AllocInputValue allocates a public input with a known value (ignored in blank mode).
 	AllocInputValue(name string, value *fr.Element) (Variable, error)
-	// Enforce adds the constraint a · b = c.
+	// Enforce adds the constraint a · b = c. Implementations do not retain a, b, c (they are
+	// evaluated or copied), so callers may reuse their storage for the next constraint.
 	Enforce(name string, a, b, c LinearCombination)
 	// Push enters the namespace name; Pop leaves it.
 	Push(name string)

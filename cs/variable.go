@@ -68,7 +68,7 @@ type LinearCombination []Term
 
 var (
 	oneElement    = fr.One()
-	minusOneElemt = func() fr.Element { var e fr.Element; e.Neg(&oneElement); return e }()
+	minusOneElement = func() fr.Element { var e fr.Element; e.Neg(&oneElement); return e }()
 )
 
 // NewLC returns an empty combination with room for n terms.
@@ -122,7 +122,7 @@ func (lc LinearCombination) Add(v Variable) LinearCombination { return lc.AddTer
 
 // Sub returns lc − v.
 func (lc LinearCombination) Sub(v Variable) LinearCombination {
-	return lc.AddTerm(&minusOneElemt, v)
+	return lc.AddTerm(&minusOneElement, v)
 }
 
 // AddCoeff returns lc + c·v for a small integer coefficient c (negative values allowed).
@@ -186,6 +186,8 @@ func (lc LinearCombination) Eval(inputs, aux []fr.Element) fr.Element {
 		}
 		if term.Coeff.IsOne() {
 			acc.Add(&acc, val)
+		} else if term.Coeff == minusOneElement {
+			acc.Sub(&acc, val)
 		} else {
 			t.Mul(&term.Coeff, val)
 			acc.Add(&acc, &t)

@@ -58,9 +58,30 @@ func multiplesG2(n int, start int64) []bls.G2Affine {
 		jac[i] = acc
 		acc.AddMixed(&g)
 	}
+	// Batch inversion of the Z coordinates (one field inversion for all points); the prefix
+	// products live in pre[i].X.
 	out := make([]bls.G2Affine, n)
-	for i := range jac {
-		out[i].FromJacobian(&jac[i]) // no batch helper for G2; dummy keys only
+	if n == 0 {
+		return out
+	}
+	pre := make([]bls.G2Jac, n)
+	pre[0].X = jac[0].Z
+	for i := 1; i < n; i++ {
+		pre[i].X.Mul(&pre[i-1].X, &jac[i].Z)
+	}
+	inv := pre[n-1].X
+	inv.Inverse(&inv)
+	for i := n - 1; i >= 0; i-- {
+		zInv := inv
+		if i > 0 {
+			zInv.Mul(&inv, &pre[i-1].X)
+			inv.Mul(&inv, &jac[i].Z)
+		}
+		z2 := zInv
+		z2.Square(&zInv)
+		out[i].X.Mul(&jac[i].X, &z2)
+		z2.Mul(&z2, &zInv)
+		out[i].Y.Mul(&jac[i].Y, &z2)
 	}
 	return out
 }

@@ -264,3 +264,21 @@ func TestProveRejectsMismatchedParameters(t *testing.T) {
 		t.Errorf("cancelled prove: %v", err)
 	}
 }
+
+func TestDummyParametersShape(t *testing.T) {
+	ctx := context.Background()
+	c := testcircuit.New(300, 2)
+	pk, err := groth16.DummyParameters(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pk.BG2 {
+		if !pk.BG2[i].IsOnCurve() || !pk.BG2[i].IsInSubGroup() {
+			t.Fatalf("b_g2[%d] is not a valid point", i)
+		}
+	}
+	r, s := el(1), el(2)
+	if _, err := groth16.ProveCircuit(ctx, pk, c, &r, &s); err != nil {
+		t.Fatalf("dummy parameters must fit the circuit: %v", err)
+	}
+}

@@ -1,70 +1,127 @@
 package groth16
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
 )
 
 // Filecoin witnesses are dominated by bits, so the aux MSMs (l, a, b) mostly multiply by 0 or 1.
 // A bucket MSM still pays for every window and bucket of those points; instead (as SupraSeal
 // does) zero scalars are skipped, points with scalar one are summed directly, and only the
 // remaining scalars go through a bucket MSM over a compacted point set. The result is the same
-// group element.
+// group element. Density-selected scalars are read in place (the k-th set bit pairs with the
+// k-th point), so no gathered copy of the witness is made.
 
-// sparseThreshold: below this share of "other" scalars the split pays off.
-const sparseThreshold = 2 // other·sparseThreshold ≤ n
-
-// classify splits [lo, hi) into the sum of one-scalar points and the indices of other non-zero
-// scalars.
-type classResult[J any] struct {
-	ones  J
-	other []int32
+// scalarSource enumerates the scalars of an MSM: all of vals, or those whose density bit is set.
+type scalarSource struct {
+	vals []fr.Element
+	dens *cs.Density // nil: every value
 }
 
-func classifyWorkers(n int) int {
-	w := runtime.GOMAXPROCS(0)
-	if n < 4096 {
-		return 1
+func (s scalarSource) len() int {
+	if s.dens == nil {
+		return len(s.vals)
 	}
-	return w
+	return s.dens.Count()
 }
 
-// msmG1 computes Σ scalars_i·points_i.
-func msmG1(out *bls.G1Jac, points []bls.G1Affine, scalars []fr.Element) error {
-	n := len(scalars)
-	workers := classifyWorkers(n)
-	per := (n + workers - 1) / workers
-	parts := make([]classResult[bls.G1Jac], workers)
+// chunk is a worker's share: value indices [lo, hi) and the index of its first point.
+type chunk struct{ lo, hi, firstPoint int }
+
+// chunks splits the source into about n pieces along 64-value boundaries.
+func (s scalarSource) chunks(n int) []chunk {
+	total := len(s.vals)
+	if n < 1 || total < 4096 {
+		n = 1
+	}
+	per := ((total+n-1)/n + 63) &^ 63
+	var out []chunk
+	point := 0
+	for lo := 0; lo < total; lo += per {
+		hi := min(lo+per, total)
+		out = append(out, chunk{lo, hi, point})
+		if s.dens == nil {
+			point += hi - lo
+		} else {
+			for _, w := range s.dens.Words()[lo/64 : (hi+63)/64] {
+				point += bits.OnesCount64(w)
+			}
+		}
+	}
+	return out
+}
+
+// each calls fn(valueIndex, pointIndex) for the chunk's selected values in order.
+func (s scalarSource) each(c chunk, fn func(v, p int)) {
+	if s.dens == nil {
+		for i := c.lo; i < c.hi; i++ {
+			fn(i, c.firstPoint+i-c.lo)
+		}
+		return
+	}
+	words := s.dens.Words()
+	p := c.firstPoint
+	for w := c.lo / 64; w < (c.hi+63)/64; w++ {
+		for word := words[w]; word != 0; word &= word - 1 {
+			fn(w*64+bits.TrailingZeros64(word), p)
+			p++
+		}
+	}
+}
+
+// gather copies the selected scalars.
+func (s scalarSource) gather() []fr.Element {
+	if s.dens == nil {
+		return s.vals
+	}
+	out := make([]fr.Element, s.dens.Count())
+	s.each(chunk{0, len(s.vals), 0}, func(v, p int) { out[p] = s.vals[v] })
+	return out
+}
+
+type classified[J any] struct {
+	ones  J
+	other [][2]int32 // (value, point) of scalars other than 0 and 1
+}
+
+// otherShare is the largest share of "other" scalars for which the split pays off.
+const otherShareDen = 2 // other·2 ≤ n
+
+func msmG1(out *bls.G1Jac, points []bls.G1Affine, src scalarSource) error {
+	cks := src.chunks(runtime.GOMAXPROCS(0))
+	parts := make([]classified[bls.G1Jac], len(cks))
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := w*per, min((w+1)*per, n)
+	for i, c := range cks {
 		wg.Add(1)
-		go func(part *classResult[bls.G1Jac], lo, hi int) {
+		go func(part *classified[bls.G1Jac], c chunk) {
 			defer wg.Done()
 			part.ones.Set(&g1Infinity)
-			for i := lo; i < hi; i++ {
-				s := &scalars[i]
+			src.each(c, func(v, p int) {
+				s := &src.vals[v]
 				switch {
 				case s.IsZero():
 				case s.IsOne():
-					part.ones.AddMixed(&points[i])
+					part.ones.AddMixed(&points[p])
 				default:
-					part.other = append(part.other, int32(i))
+					part.other = append(part.other, [2]int32{int32(v), int32(p)})
 				}
-			}
-		}(&parts[w], lo, hi)
+			})
+		}(&parts[i], c)
 	}
 	wg.Wait()
 	other := 0
 	for i := range parts {
 		other += len(parts[i].other)
 	}
-	if other*sparseThreshold > n {
-		// Dense witness: the plain MSM is cheaper than compacting.
-		_, err := out.MultiExp(points, scalars, msmConfig())
+	n := src.len()
+	if other*otherShareDen > n {
+		_, err := out.MultiExp(points, src.gather(), msmConfig())
 		return err
 	}
 	out.Set(&g1Infinity)
@@ -77,9 +134,9 @@ func msmG1(out *bls.G1Jac, points []bls.G1Affine, scalars []fr.Element) error {
 	pts := make([]bls.G1Affine, 0, other)
 	sc := make([]fr.Element, 0, other)
 	for i := range parts {
-		for _, j := range parts[i].other {
-			pts = append(pts, points[j])
-			sc = append(sc, scalars[j])
+		for _, vp := range parts[i].other {
+			sc = append(sc, src.vals[vp[0]])
+			pts = append(pts, points[vp[1]])
 		}
 	}
 	var rest bls.G1Jac
@@ -90,38 +147,35 @@ func msmG1(out *bls.G1Jac, points []bls.G1Affine, scalars []fr.Element) error {
 	return nil
 }
 
-// msmG2 is msmG1 in G2.
-func msmG2(out *bls.G2Jac, points []bls.G2Affine, scalars []fr.Element) error {
-	n := len(scalars)
-	workers := classifyWorkers(n)
-	per := (n + workers - 1) / workers
-	parts := make([]classResult[bls.G2Jac], workers)
+func msmG2(out *bls.G2Jac, points []bls.G2Affine, src scalarSource) error {
+	cks := src.chunks(runtime.GOMAXPROCS(0))
+	parts := make([]classified[bls.G2Jac], len(cks))
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := w*per, min((w+1)*per, n)
+	for i, c := range cks {
 		wg.Add(1)
-		go func(part *classResult[bls.G2Jac], lo, hi int) {
+		go func(part *classified[bls.G2Jac], c chunk) {
 			defer wg.Done()
 			part.ones.Set(&g2Infinity)
-			for i := lo; i < hi; i++ {
-				s := &scalars[i]
+			src.each(c, func(v, p int) {
+				s := &src.vals[v]
 				switch {
 				case s.IsZero():
 				case s.IsOne():
-					part.ones.AddMixed(&points[i])
+					part.ones.AddMixed(&points[p])
 				default:
-					part.other = append(part.other, int32(i))
+					part.other = append(part.other, [2]int32{int32(v), int32(p)})
 				}
-			}
-		}(&parts[w], lo, hi)
+			})
+		}(&parts[i], c)
 	}
 	wg.Wait()
 	other := 0
 	for i := range parts {
 		other += len(parts[i].other)
 	}
-	if other*sparseThreshold > n {
-		_, err := out.MultiExp(points, scalars, msmConfig())
+	n := src.len()
+	if other*otherShareDen > n {
+		_, err := out.MultiExp(points, src.gather(), msmConfig())
 		return err
 	}
 	out.Set(&g2Infinity)
@@ -134,9 +188,9 @@ func msmG2(out *bls.G2Jac, points []bls.G2Affine, scalars []fr.Element) error {
 	pts := make([]bls.G2Affine, 0, other)
 	sc := make([]fr.Element, 0, other)
 	for i := range parts {
-		for _, j := range parts[i].other {
-			pts = append(pts, points[j])
-			sc = append(sc, scalars[j])
+		for _, vp := range parts[i].other {
+			sc = append(sc, src.vals[vp[0]])
+			pts = append(pts, points[vp[1]])
 		}
 	}
 	var rest bls.G2Jac

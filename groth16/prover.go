@@ -138,8 +138,9 @@ type MSMResults struct {
 	B1 bls.G1Jac // B query in G1 over the B densities
 	B2 bls.G2Jac // B query in G2 over the B densities
 
-	// Timings records how long each MSM took, in the order h, l, a, b.
+	// Timings records how long each MSM took.
 	Timings []StageTiming
+	hTiming StageTiming
 }
 
 // StageTiming is the duration of one named prover step.
@@ -148,73 +149,61 @@ type StageTiming struct {
 	Duration time.Duration
 }
 
-// gather returns the values whose density bit is set, in order, reusing buf when large enough.
-func gather(dst []fr.Element, vals []fr.Element, d *cs.Density) []fr.Element {
-	k := d.Count()
-	if cap(dst) < k {
-		dst = make([]fr.Element, k)
-	}
-	dst = dst[:k]
-	j := 0
-	words := d.Words()
-	for w, word := range words {
-		for word != 0 {
-			bit := w*64 + bitsTrailing(word)
-			dst[j] = vals[bit]
-			j++
-			word &= word - 1
-		}
-	}
-	return dst
-}
-
 func msmConfig() ecc.MultiExpConfig { return ecc.MultiExpConfig{NbTasks: runtime.GOMAXPROCS(0)} }
 
-// ComputeMSMs runs the h, l, a, b_g1 and b_g2 MSMs of one circuit against pk (bellperson's
-// densities select the a and b scalars). scratch, if at least as large as the aux assignment, is
-// reused for the gathered scalars (the prover passes the spent b vector).
-func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, h []fr.Element, scratch []fr.Element) (*MSMResults, error) {
+// ComputeHMSM runs the h MSM (Σ h_i·H_i) into res.H.
+func ComputeHMSM(ctx context.Context, pk *Parameters, h []fr.Element, res *MSMResults) error {
 	if len(h) != len(pk.H) {
-		return nil, &ShapeMismatchError{What: "h length", Params: len(pk.H), Circuit: len(h)}
+		return &ShapeMismatchError{What: "h length", Params: len(pk.H), Circuit: len(h)}
 	}
-	res := new(MSMResults)
-	cfg := msmConfig()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	if _, err := res.H.MultiExp(pk.H, h, msmConfig()); err != nil {
+		return fmt.Errorf("groth16: h MSM: %w", err)
+	}
+	res.hTiming = StageTiming{Name: "msm h", Duration: time.Since(t0)}
+	return nil
+}
+
+// ComputeWitnessMSMs runs the MSMs that need only the assignment (l, a, b_g1, b_g2) into res;
+// they do not depend on h, so they can run while h is computed.
+func ComputeWitnessMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, res *MSMResults) error {
 	ni := len(pa.Input)
 	pin := pa.BInputDensity.Count()
+	aux := func(d *cs.Density) scalarSource { return scalarSource{vals: pa.Aux, dens: d} }
 	steps := []struct {
 		name string
 		run  func() error
 	}{
-		{"h", func() error { _, err := res.H.MultiExp(pk.H, h, cfg); return err }},
-		{"l", func() error { return msmG1(&res.L, pk.L, pa.Aux) }},
+		{"l", func() error { return msmG1(&res.L, pk.L, aux(nil)) }},
 		{"a", func() error {
 			var in bls.G1Jac
-			if _, err := in.MultiExp(pk.A[:ni], pa.Input, cfg); err != nil {
+			if err := msmG1(&in, pk.A[:ni], scalarSource{vals: pa.Input}); err != nil {
 				return err
 			}
-			scratch = gather(scratch, pa.Aux, pa.AAuxDensity)
-			if err := msmG1(&res.A, pk.A[ni:], scratch); err != nil {
+			if err := msmG1(&res.A, pk.A[ni:], aux(pa.AAuxDensity)); err != nil {
 				return err
 			}
 			res.A.AddAssign(&in)
 			return nil
 		}},
 		{"b", func() error {
-			inputs := gather(nil, pa.Input, pa.BInputDensity)
-			scratch = gather(scratch, pa.Aux, pa.BAuxDensity)
+			inputs := scalarSource{vals: pa.Input, dens: pa.BInputDensity}
 			var in1 bls.G1Jac
 			var in2 bls.G2Jac
-			if _, err := in1.MultiExp(pk.BG1[:pin], inputs, cfg); err != nil {
+			if err := msmG1(&in1, pk.BG1[:pin], inputs); err != nil {
 				return err
 			}
-			if err := msmG1(&res.B1, pk.BG1[pin:], scratch); err != nil {
+			if err := msmG1(&res.B1, pk.BG1[pin:], aux(pa.BAuxDensity)); err != nil {
 				return err
 			}
 			res.B1.AddAssign(&in1)
-			if _, err := in2.MultiExp(pk.BG2[:pin], inputs, cfg); err != nil {
+			if err := msmG2(&in2, pk.BG2[:pin], inputs); err != nil {
 				return err
 			}
-			if err := msmG2(&res.B2, pk.BG2[pin:], scratch); err != nil {
+			if err := msmG2(&res.B2, pk.BG2[pin:], aux(pa.BAuxDensity)); err != nil {
 				return err
 			}
 			res.B2.AddAssign(&in2)
@@ -223,14 +212,27 @@ func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, 
 	}
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		t0 := time.Now()
 		if err := s.run(); err != nil {
-			return nil, fmt.Errorf("groth16: %s MSM: %w", s.name, err)
+			return fmt.Errorf("groth16: %s MSM: %w", s.name, err)
 		}
 		res.Timings = append(res.Timings, StageTiming{Name: "msm " + s.name, Duration: time.Since(t0)})
 	}
+	return nil
+}
+
+// ComputeMSMs runs all five MSMs of one circuit against pk, one after the other.
+func ComputeMSMs(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, h []fr.Element) (*MSMResults, error) {
+	res := new(MSMResults)
+	if err := ComputeHMSM(ctx, pk, h, res); err != nil {
+		return nil, err
+	}
+	if err := ComputeWitnessMSMs(ctx, pk, pa, res); err != nil {
+		return nil, err
+	}
+	res.Timings = append([]StageTiming{res.hTiming}, res.Timings...)
 	return res, nil
 }
 
@@ -284,20 +286,46 @@ func Assemble(vk *VerifyingKey, m *MSMResults, r, s *fr.Element) (*Proof, error)
 // ProveAssignment proves one synthesized circuit with the given r and s (deterministic; bellperson's
 // create_proof). It consumes pa's a, b and c vectors (they are reused and set to nil).
 func ProveAssignment(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*Proof, error) {
+	p, _, err := ProveAssignmentTimed(ctx, pk, pa, r, s)
+	return p, err
+}
+
+// ProveAssignmentTimed is ProveAssignment that also reports the duration of each step
+// ("h", "msm h", "msm l", "msm a", "msm b", "assemble"). The h path (FFTs, then the h MSM) runs
+// concurrently with the witness MSMs, as they are independent; their durations overlap.
+func ProveAssignmentTimed(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*Proof, []StageTiming, error) {
 	if err := CheckShape(pk, pa); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h, err := ComputeH(ctx, pa.A, pa.B, pa.C)
-	if err != nil {
-		return nil, fmt.Errorf("groth16: computing h: %w", err)
-	}
-	scratch := pa.B[:0]
+	res := new(MSMResults)
+	var hTime time.Duration
+	var hErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t0 := time.Now()
+		h, err := ComputeH(ctx, pa.A, pa.B, pa.C)
+		hTime = time.Since(t0)
+		if err != nil {
+			hErr = fmt.Errorf("groth16: computing h: %w", err)
+			return
+		}
+		hErr = ComputeHMSM(ctx, pk, h, res)
+	}()
+	wErr := ComputeWitnessMSMs(ctx, pk, pa, res)
+	<-done
 	pa.A, pa.B, pa.C = nil, nil, nil
-	msm, err := ComputeMSMs(ctx, pk, pa, h, scratch)
-	if err != nil {
-		return nil, err
+	if hErr != nil {
+		return nil, nil, hErr
 	}
-	return Assemble(&pk.VK, msm, r, s)
+	if wErr != nil {
+		return nil, nil, wErr
+	}
+	timings := append([]StageTiming{{Name: "h", Duration: hTime}, res.hTiming}, res.Timings...)
+	t0 := time.Now()
+	proof, err := Assemble(&pk.VK, res, r, s)
+	timings = append(timings, StageTiming{Name: "assemble", Duration: time.Since(t0)})
+	return proof, timings, err
 }
 
 // RandomRS draws r and s uniformly (crypto/rand when rng is nil).

@@ -99,6 +99,9 @@ type synth struct {
 	bits    [ringBits]slot
 	fields  [ringFields]slot
 	nb, nf  int
+
+	// Reused combinations: Enforce does not retain them.
+	la, lb, lc cs.LinearCombination
 }
 
 var coeffs = func() (c [8]fr.Element) {
@@ -160,16 +163,16 @@ func (st *synth) step() error {
 		if err != nil {
 			return err
 		}
-		st.s.Enforce("xor constraint",
-			cs.NewLC(1).AddTerm(&two, a.v),
-			cs.LCOf(b.v),
-			cs.NewLC(3).Add(a.v).Add(b.v).Sub(v))
+		st.la = st.la[:0].AddTerm(&two, a.v)
+		st.lb = st.lb[:0].Add(b.v)
+		st.lc = st.lc[:0].Add(a.v).Add(b.v).Sub(v)
+		st.s.Enforce("xor constraint", st.la, st.lb, st.lc)
 		st.bits[st.nb%ringBits] = slot{v, cv}
 		st.nb++
 	default: // (Σ 2^i·bit_i + x)·y = z
 		x := &st.fields[(t>>8)%uint64(min(st.nf, ringFields))]
 		y := &st.fields[(t>>16)%uint64(min(st.nf, ringFields))]
-		lc := cs.NewLC(9)
+		lc := st.la[:0]
 		var packed fr.Element
 		for i := 0; i < 8; i++ {
 			bt := &st.bits[(int(t>>24)+i*7)%ringBits]
@@ -190,7 +193,10 @@ func (st *synth) step() error {
 		if err != nil {
 			return err
 		}
-		st.s.Enforce("field constraint", lc, cs.LCOf(y.v), cs.LCOf(v))
+		st.la = lc
+		st.lb = st.lb[:0].Add(y.v)
+		st.lc = st.lc[:0].Add(v)
+		st.s.Enforce("field constraint", lc, st.lb, st.lc)
 		st.fields[st.nf%ringFields] = slot{v, zv}
 		st.nf++
 	}
@@ -207,7 +213,9 @@ func (st *synth) freshBit() error {
 	if err != nil {
 		return err
 	}
-	st.s.Enforce("boolean", cs.LCOf(cs.One).Sub(v), cs.LCOf(v), nil)
+	st.la = st.la[:0].Add(cs.One).Sub(v)
+	st.lb = st.lb[:0].Add(v)
+	st.s.Enforce("boolean", st.la, st.lb, nil)
 	st.bits[st.nb%ringBits] = slot{v, bv}
 	st.nb++
 	return nil

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/urfave/cli/v2"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/testcircuit"
+)
+
+// benchProver proves one synthesized assignment and reports its step timings. Backends other
+// than the CPU register themselves in benchProveBackends from their own files.
+type benchProver func(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, []groth16.StageTiming, error)
+
+var benchProveBackends = map[string]benchProver{
+	"cpu": groth16.ProveAssignmentTimed,
+}
+
+// benchProveResult is one run of `snarkd bench prove`.
+type benchProveResult struct {
+	Backend     string             `json:"backend"`
+	Constraints int                `json:"constraints"`
+	Run         int                `json:"run"`
+	SynthSec    float64            `json:"synth_s"`
+	ProveSec    float64            `json:"prove_s"`
+	Steps       map[string]float64 `json:"steps_s"`
+	Verified    *bool              `json:"verified,omitempty"`
+}
+
+func benchProveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "prove",
+		Usage: "prove a synthetic circuit (about 7/8 boolean wires, like Filecoin witnesses) and time each step",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "prover backend: " + strings.Join(backendNames(), ", ")},
+			&cli.StringFlag{Name: "constraints", Value: "2^20", Usage: "R1CS rows including the input rows: N or 2^k"},
+			&cli.IntFlag{Name: "runs", Value: 3, Usage: "number of timed proofs"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "circuit seed"},
+			&cli.StringFlag{Name: "setup", Value: "dummy", Usage: "keys: dummy (right shape, proofs do not verify; fast) or seeded (insecure real keys; proofs are verified)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object per run"},
+		},
+		Action: func(cctx *cli.Context) error {
+			ctx := cctx.Context
+			prove, ok := benchProveBackends[cctx.String("backend")]
+			if !ok {
+				return fmt.Errorf("backend %q is not available in this build (have: %s)", cctx.String("backend"), strings.Join(backendNames(), ", "))
+			}
+			n, err := parseConstraints(cctx.String("constraints"))
+			if err != nil {
+				return err
+			}
+			if n < testcircuit.MinConstraints {
+				return fmt.Errorf("--constraints %d is below the minimum %d", n, testcircuit.MinConstraints)
+			}
+			runs := cctx.Int("runs")
+			if runs < 1 {
+				return fmt.Errorf("--runs must be at least 1")
+			}
+			circuit := testcircuit.New(n, cctx.Uint64("seed"))
+			t0 := time.Now()
+			var pk *groth16.Parameters
+			switch cctx.String("setup") {
+			case "dummy":
+				pk, err = groth16.DummyParameters(ctx, circuit)
+			case "seeded":
+				pk, err = groth16.SetupFromSeed(ctx, circuit, []byte("snarkd bench prove"))
+			default:
+				return fmt.Errorf("--setup must be dummy or seeded, not %q", cctx.String("setup"))
+			}
+			if err != nil {
+				return fmt.Errorf("generating keys: %w", err)
+			}
+			var pvk *groth16.PreparedVerifyingKey
+			if cctx.String("setup") == "seeded" {
+				if pvk, err = groth16.Prepare(&pk.VK); err != nil {
+					return err
+				}
+			}
+			out := cctx.App.Writer
+			if !cctx.Bool("json") {
+				fmt.Fprintf(out, "circuit: %d constraints (domain 2^%d), %d aux, %d inputs; %s keys in %.1fs; GOMAXPROCS %d\n",
+					n, log2(cs.Shape{NumConstraints: n}.DomainSize()), len(pk.L), len(pk.VK.IC), cctx.String("setup"),
+					time.Since(t0).Seconds(), runtime.GOMAXPROCS(0))
+			}
+			var proveTimes []float64
+			for run := 1; run <= runs; run++ {
+				res, err := benchProveOnce(ctx, prove, pk, pvk, circuit)
+				if err != nil {
+					return fmt.Errorf("run %d: %w", run, err)
+				}
+				res.Backend, res.Constraints, res.Run = cctx.String("backend"), n, run
+				proveTimes = append(proveTimes, res.ProveSec)
+				if cctx.Bool("json") {
+					if err := json.NewEncoder(out).Encode(res); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(out, "run %d: synth %.3fs prove %.3fs [%s]%s\n", run, res.SynthSec, res.ProveSec,
+					formatSteps(res.Steps), verifiedNote(res.Verified))
+			}
+			if !cctx.Bool("json") {
+				sort.Float64s(proveTimes)
+				fmt.Fprintf(out, "prove: median %.3fs, min %.3fs over %d runs; peak RSS %s\n",
+					proveTimes[len(proveTimes)/2], proveTimes[0], runs, peakRSS())
+			}
+			return nil
+		},
+	}
+}
+
+func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Parameters, pvk *groth16.PreparedVerifyingKey, circuit *testcircuit.Circuit) (*benchProveResult, error) {
+	r, s, err := groth16.RandomRS(nil)
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	pa, err := cs.SynthesizeProving(ctx, circuit, groth16.CapacityFor(pk))
+	if err != nil {
+		return nil, err
+	}
+	synth := time.Since(t0)
+	t0 = time.Now()
+	proof, steps, err := prove(ctx, pk, pa, &r, &s)
+	if err != nil {
+		return nil, err
+	}
+	res := &benchProveResult{SynthSec: synth.Seconds(), ProveSec: time.Since(t0).Seconds(), Steps: map[string]float64{}}
+	for _, st := range steps {
+		res.Steps[st.Name] = st.Duration.Seconds()
+	}
+	if pvk != nil {
+		ok := pvk.Verify(proof, circuit.PublicInputs()) == nil
+		res.Verified = &ok
+		if !ok {
+			return res, fmt.Errorf("proof does not verify")
+		}
+	}
+	return res, nil
+}
+
+func backendNames() []string {
+	var names []string
+	for k := range benchProveBackends {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// parseConstraints accepts "1048576" or "2^20".
+func parseConstraints(s string) (int, error) {
+	if base, exp, ok := strings.Cut(s, "^"); ok {
+		e, err := strconv.Atoi(exp)
+		if base != "2" || err != nil || e < 0 || e > 31 {
+			return 0, fmt.Errorf("--constraints %q: want N or 2^k with k ≤ 31", s)
+		}
+		return 1 << e, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--constraints %q: want a positive integer or 2^k", s)
+	}
+	return n, nil
+}
+
+func log2(m int) int {
+	k := 0
+	for 1<<k < m {
+		k++
+	}
+	return k
+}
+
+func formatSteps(steps map[string]float64) string {
+	names := make([]string, 0, len(steps))
+	for k := range steps {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %.3fs", k, steps[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func verifiedNote(v *bool) string {
+	if v == nil {
+		return ""
+	}
+	return " verified"
+}
+
+// peakRSS is the process's peak resident set size.
+func peakRSS() string {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f GiB", float64(ru.Maxrss)*1024/(1<<30)) // Linux reports KiB
+}
