@@ -67,7 +67,7 @@ type Term struct {
 type LinearCombination []Term
 
 var (
-	oneElement    = fr.One()
+	oneElement      = fr.One()
 	minusOneElement = func() fr.Element { var e fr.Element; e.Neg(&oneElement); return e }()
 )
 
