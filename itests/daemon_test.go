@@ -1,16 +1,14 @@
-// Package itests runs snarkd end to end: the real binary, real HTTP JSON-RPC on loopback.
+// Package itests runs snarkd end to end: the real binary, real HTTP and websocket JSON-RPC on
+// loopback, and a lotus-miner stand-in.
 package itests
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,77 +18,14 @@ import (
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// buildDaemon compiles cmd/snarkd once per test binary run.
-func buildDaemon(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "snarkd")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/snarkd")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building snarkd: %v\n%s", err, out)
-	}
-	return bin
-}
-
-var apiInfoRe = regexp.MustCompile(`^SNARKD_API_INFO=/ip4/([0-9.]+)/tcp/([0-9]+)/http$`)
-
-// startDaemon runs `snarkd run` on an ephemeral loopback port and returns its base URL.
-func startDaemon(t *testing.T, bin, repo string, extraEnv ...string) (string, *exec.Cmd) {
-	t.Helper()
-	cmd := exec.Command(bin, "--repo", repo, "--log-format", "json", "run", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), extraEnv...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(repo, "daemon.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logf.Close() })
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := apiInfoRe.FindStringSubmatch(sc.Text()); m != nil {
-				found <- fmt.Sprintf("%s:%s", m[1], m[2])
-			}
-		}
-		close(found)
-	}()
-	select {
-	case hostport, ok := <-found:
-		if !ok {
-			log, _ := os.ReadFile(filepath.Join(repo, "daemon.log"))
-			t.Fatalf("daemon exited without printing SNARKD_API_INFO; log:\n%s", log)
-		}
-		return "http://" + hostport, cmd
-	case <-time.After(60 * time.Second):
-		t.Fatal("daemon did not print SNARKD_API_INFO within 60s")
-	}
-	return "", nil
-}
-
 func TestDaemonAnswersVersion(t *testing.T) {
 	bin := buildDaemon(t)
 	repo := t.TempDir()
-	base, cmd := startDaemon(t, bin, repo)
+	d := startDaemon(t, bin, repo, nil)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	api, closer, err := rpcapi.NewProverClient(ctx, base+"/rpc/v0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closer()
-	v, err := api.Version(ctx)
+	v, err := d.client(t, false).Version(ctx)
 	if err != nil {
 		t.Fatalf("Prover.Version: %v", err)
 	}
@@ -98,7 +33,7 @@ func TestDaemonAnswersVersion(t *testing.T) {
 		t.Fatalf("unexpected version %+v", v)
 	}
 
-	resp, err := http.Get(base + "/healthz")
+	resp, err := http.Get(d.base + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,21 +43,20 @@ func TestDaemonAnswersVersion(t *testing.T) {
 		t.Fatalf("/healthz = %d %q", resp.StatusCode, body)
 	}
 
-	// The daemon wrote a default config and its endpoint file into the repo.
-	for _, f := range []string{"config.toml", "api"} {
+	// The daemon wrote a default config, its endpoint and token files, the token secret and
+	// the journal into the repo.
+	for _, f := range []string{"config.toml", "api", "token", "jobs.db", "keystore/MF2XI2BNNJ3XILLQOJUXMYLUMU"} {
 		if _, err := os.Stat(filepath.Join(repo, f)); err != nil {
 			t.Errorf("repo file %s: %v", f, err)
 		}
 	}
 
 	// SIGTERM shuts down cleanly and removes the endpoint file.
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
-	case err := <-done:
+	case err := <-d.done:
 		if err != nil {
 			t.Fatalf("daemon exit after SIGTERM: %v", err)
 		}
@@ -147,4 +81,76 @@ func TestDaemonRejectsBadConfig(t *testing.T) {
 	if !strings.Contains(string(out), `Prover.Backend "tpu"`) {
 		t.Fatalf("error does not name the bad setting:\n%s", out)
 	}
+}
+
+// TestCLIProveFlow drives the CLI against the daemon: prove test (with the Events-driven
+// progress bar), jobs, status, and a C2 from a Commit2In file answered "not supported yet".
+func TestCLIProveFlow(t *testing.T) {
+	bin := buildDaemon(t)
+	repo := t.TempDir()
+	d := startDaemon(t, bin, repo, nil)
+	cli := func(args ...string) (string, string, error) {
+		cmd := exec.Command(bin, append([]string{"--repo", repo}, args...)...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	proofOut := filepath.Join(t.TempDir(), "proof.bin")
+	_, stderr, err := cli("prove", "test", "--constraints", "128", "--partitions", "2", "--seed", "5", "--progress", "--out", proofOut)
+	if err != nil {
+		t.Fatalf("prove test: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{"proving partition 2/2", "verifying", "done"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("progress output lacks %q:\n%s", want, stderr)
+		}
+	}
+	proof, err := os.ReadFile(proofOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyTestProof(t, proof, 128, 5, 2)
+
+	out, _, err := cli("jobs", "--state", "done")
+	if err != nil || !strings.Contains(out, "test") || !strings.Contains(out, "2/2") {
+		t.Fatalf("jobs: %v\n%s", err, out)
+	}
+	out, _, err = cli("status", "--json")
+	if err != nil || !strings.Contains(out, `"Completed": 1`) {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+
+	c1 := filepath.Join(t.TempDir(), "c1.json")
+	if err := os.WriteFile(c1, []byte(`{"SectorNum":9,"Phase1Out":"eyJyZWdpc3RlcmVkX3Byb29mIjoiU3RhY2tlZERyZzJLaUJWMV8xIn0=","SectorSize":2048}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err = cli("prove", "c2", "--c1", c1, "--miner", "1000")
+	if err == nil || !strings.Contains(stderr, `proof kind "porep-c2" is not supported yet`) {
+		t.Fatalf("prove c2: %v\n%s", err, stderr)
+	}
+	_, stderr, err = cli("prove", "c2", "--c1", c1, "--miner", "1000", "--sector", "1")
+	if err == nil || !strings.Contains(stderr, "not supported yet") {
+		t.Fatalf("prove c2 again: %v\n%s", err, stderr)
+	}
+
+	// A token from `auth api-info` works for a client.
+	out, _, err = cli("auth", "api-info", "--perm", "read")
+	if err != nil || !strings.HasPrefix(out, "SNARKD_API_INFO=ey") {
+		t.Fatalf("auth api-info: %v %q", err, out)
+	}
+	info, err := rpcapi.ParseAPIInfo(strings.TrimSpace(strings.TrimPrefix(out, "SNARKD_API_INFO=")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, _ := info.URL("http")
+	api, closer, err := rpcapi.NewProverClient(context.Background(), url, info.Header())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer()
+	if _, err := api.Status(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = d
 }

@@ -164,4 +164,15 @@ func TestPermissioned(t *testing.T) {
 	if err := m.Write(auth.WithPerm(anon, []rpcapi.Permission{"read", "write"}), 1); err != nil {
 		t.Fatal(err)
 	}
+	// A stronger permission implies the weaker ones (lotus-miner mints ["admin"] alone).
+	adminOnly := auth.WithPerm(anon, []rpcapi.Permission{"admin"})
+	if err := m.Write(adminOnly, 1); err != nil {
+		t.Fatalf("admin-only token: %v", err)
+	}
+	if _, err := m.Read(adminOnly); err != nil {
+		t.Fatalf("admin-only token read: %v", err)
+	}
+	if _, err := m.Read(auth.WithPerm(anon, []rpcapi.Permission{})); err == nil {
+		t.Fatal("token with no permissions read")
+	}
 }

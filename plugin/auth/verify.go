@@ -94,9 +94,20 @@ func (v *Verifier) Verify(ctx context.Context, token string) ([]rpcapi.Permissio
 	return rperms, rerr
 }
 
-// HasPerm reports whether the request context carries perm (or the defaults, without a token).
+// HasPerm reports whether the request context carries perm or a stronger one (or the
+// defaults, without a token). Permissions are ordered read < write < sign < admin, so a token
+// minted with ["admin"] alone, as lotus-miner's WorkerConnect does, may also read.
 func HasPerm(ctx context.Context, perm rpcapi.Permission) bool {
-	return auth.HasPerm(ctx, rpcapi.DefaultPerms, perm)
+	stronger := false
+	for _, p := range rpcapi.AllPermissions {
+		if p == perm {
+			stronger = true
+		}
+		if stronger && auth.HasPerm(ctx, rpcapi.DefaultPerms, p) {
+			return true
+		}
+	}
+	return false
 }
 
 var (

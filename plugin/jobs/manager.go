@@ -217,19 +217,20 @@ func (m *Manager) signal() {
 type SubmitOpts struct {
 	Origin rpcapi.JobOrigin
 	CallID *rpcapi.CallID
-	// SkipSupportCheck queues kinds the runner does not support yet, so that the job fails
-	// through the normal path (Lotus calls must get a CallID and a Return* either way).
-	SkipSupportCheck bool
+	// Deferred queues the request even when it is invalid or of a kind the runner does not
+	// support: the error becomes the job's failure. Lotus calls need this, since the miner
+	// expects a CallID at once and the verdict through Return*, as a lotus-worker gives it.
+	Deferred bool
 }
 
 // Submit validates, journals and queues a request. A known RequestID with the same content
 // returns the existing job; with different content it fails with *rpcapi.ErrRequestConflict.
 func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.SubmitResult, error) {
-	if err := Validate(&req); err != nil {
-		m.reject()
-		return rpcapi.SubmitResult{}, err
-	}
-	if !opts.SkipSupportCheck {
+	if !opts.Deferred {
+		if err := Validate(&req); err != nil {
+			m.reject()
+			return rpcapi.SubmitResult{}, err
+		}
 		if err := m.runner.Supports(req.Kind); err != nil {
 			m.reject()
 			return rpcapi.SubmitResult{}, err
@@ -375,6 +376,9 @@ func (m *Manager) run(e *entry) {
 		runErr error
 	)
 	req, err := m.j.Request(rec.Job.ID)
+	if err == nil {
+		err = Validate(&req) // deferred submissions were not validated yet
+	}
 	if err != nil {
 		runErr = err
 	} else {

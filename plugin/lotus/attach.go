@@ -72,6 +72,15 @@ func (a *Attacher) Attach(ctx context.Context, apiInfo, workerURL string, wait b
 	if wait {
 		if err := a.register(ctx, att); err != nil {
 			closer()
+			// Keep trusting the miner we had, not the one that failed.
+			a.mu.Lock()
+			prev := a.cur
+			a.mu.Unlock()
+			if prev != nil {
+				a.verifier.SetRemote(remoteVerify(prev.client))
+			} else {
+				a.verifier.SetRemote(nil)
+			}
 			return err
 		}
 	}
@@ -86,20 +95,22 @@ func (a *Attacher) Attach(ctx context.Context, apiInfo, workerURL string, wait b
 		old.cancel()
 		old.closer()
 	}
-	a.verifier.SetRemote(func(ctx context.Context, token string) ([]rpcapi.Permission, error) {
-		return client.AuthVerify(ctx, token)
-	})
+	a.verifier.SetRemote(remoteVerify(client))
 	a.wg.Add(1)
 	go a.loop(lctx, att, wait)
 	return nil
 }
 
+func remoteVerify(m rpcapi.Miner) auth.RemoteVerify {
+	return func(ctx context.Context, token string) ([]rpcapi.Permission, error) {
+		return m.AuthVerify(ctx, token)
+	}
+}
+
 // register checks the miner's version and asks it to connect to us.
 func (a *Attacher) register(ctx context.Context, att *attachment) error {
 	// The miner authenticates its calls to us with a token from its own secret.
-	a.verifier.SetRemote(func(ctx context.Context, token string) ([]rpcapi.Permission, error) {
-		return att.client.AuthVerify(ctx, token)
-	})
+	a.verifier.SetRemote(remoteVerify(att.client))
 	v, err := att.client.Version(ctx)
 	if err != nil {
 		return fmt.Errorf("miner %s Version: %w", att.url, err)

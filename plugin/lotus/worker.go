@@ -153,7 +153,7 @@ func (w *WorkerAPI) submit(sector rpcapi.SectorRef, tt rpcapi.TaskType, req rpca
 	req.RequestID = "lotus:" + call.String()
 	req.MinerID = sector.ID.Miner
 	req.SectorNumber = sector.ID.Number
-	res, err := w.jobs.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginLotus, CallID: &call, SkipSupportCheck: true})
+	res, err := w.jobs.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginLotus, CallID: &call, Deferred: true})
 	if err != nil {
 		return rpcapi.UndefCall, err
 	}
