@@ -17,7 +17,7 @@ import (
 func TestMultipacking(t *testing.T) {
 	rng := xorshift.New(xorshift.BellpepperSeed)
 	step := 7
-	if testing.Short() {
+	if gadgettest.Light() {
 		step = 61
 	}
 	for n := 0; n < 1500; n += step {

@@ -15,8 +15,8 @@ import (
 
 // storage-proofs-core util.rs hash_leaf_bits_circuit: 45,387 constraints.
 func TestHashLeafBitsCircuit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("SHA-256 circuit in -short")
+	if gadgettest.Light() {
+		t.Skip("SHA-256 circuit in -short / -race")
 	}
 	rng := xorshift.New(xorshift.TestSeed)
 	l, r := rng.Fr(), rng.Fr()
@@ -62,8 +62,8 @@ func TestHashLeafBitsCircuit(t *testing.T) {
 
 // Sha256Hasher over two allocated elements costs 45,379 (circuit-fingerprints.md §4, derived from the PoR counts).
 func TestSha256TreeHashCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("SHA-256 circuit in -short")
+	if gadgettest.Light() {
+		t.Skip("SHA-256 circuit in -short / -race")
 	}
 	rng := xorshift.New(xorshift.TestSeed)
 	a, b := rng.Fr(), rng.Fr()

@@ -63,8 +63,8 @@ func TestPoseidonCircuit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%d-%v", tc.arity, tc.strength), func(t *testing.T) {
-			if testing.Short() && tc.arity > 16 {
-				t.Skip("large arity in -short")
+			if gadgettest.Light() && (tc.arity > 16 || tc.strength == Strengthened) {
+				t.Skip("large arity or strengthened in -short / -race")
 			}
 			c, err := New(tc.arity, tc.strength, HashType{Kind: MerkleTree})
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/snarkd/snarkd/gadgets/internal/gadgettest"
 	"github.com/snarkd/snarkd/gadgets/internal/xorshift"
 )
 
@@ -127,7 +128,7 @@ func TestNeptuneHashValues(t *testing.T) {
 		36: {0x636401e9371dc311, 0x8f69e35a702ed188, 0x64d73b2ddc03d43b, 0x609f8c6fe45cc054},
 	}
 	for _, arity := range []int{2, 4, 8, 11, 16, 24, 36} {
-		if testing.Short() && arity > 16 {
+		if gadgettest.Light() && arity > 16 {
 			continue
 		}
 		t.Run(fmt.Sprint(arity), func(t *testing.T) {
@@ -166,7 +167,7 @@ func TestFilecoinVectors(t *testing.T) {
 	}
 
 	// test_hash_md: 71 ones, arity 36 chained.
-	if !testing.Short() {
+	if !gadgettest.Light() {
 		h36 := MustMerkle(36)
 		acc := one
 		for k := 1; k < 71; k += 35 {

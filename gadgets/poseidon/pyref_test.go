@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/gadgets/internal/gadgettest"
 )
 
 // referenceTools locates reference/tools (poseidon_ref.py), or "" when absent.
@@ -41,8 +43,8 @@ print(json.dumps([str(hash_tag([int(x) for x in c["in"]], int(c["tag"]))) for c 
 // Cross-checks Hash against the independent Python implementation on random
 // inputs and every tag kind. Skips when python3 or the script is unavailable.
 func TestAgainstPythonReference(t *testing.T) {
-	if testing.Short() {
-		t.Skip("python cross-check skipped in -short")
+	if gadgettest.Light() {
+		t.Skip("python cross-check skipped in -short / -race")
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
