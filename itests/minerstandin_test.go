@@ -33,7 +33,7 @@ type standIn struct {
 	srv     *http.Server
 	poll    time.Duration
 
-	mu       sync.Mutex
+	mu        sync.Mutex
 	handshake []string
 	workers   []connectedWorker
 	polls     int

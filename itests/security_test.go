@@ -89,9 +89,15 @@ func TestSecurityAndBadInput(t *testing.T) {
 	}{
 		{rpcapi.ProofRequest{Kind: "stark"}, func(err error) bool { var e *rpcapi.ErrBadRequest; return errors.As(err, &e) && e.Field == "Kind" }},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, SectorSize: 2048, Phase1Out: []byte("{}")},
-			func(err error) bool { var e *rpcapi.ErrBadRequest; return errors.As(err, &e) && e.Field == "SectorSize" }},
+			func(err error) bool {
+				var e *rpcapi.ErrBadRequest
+				return errors.As(err, &e) && e.Field == "SectorSize"
+			}},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindWindowPoSt, RegisteredProof: 3, Randomness: make([]byte, 32), VanillaProofs: [][]byte{{1}}},
-			func(err error) bool { var e *rpcapi.ErrBadRequest; return errors.As(err, &e) && e.Field == "RegisteredProof" }},
+			func(err error) bool {
+				var e *rpcapi.ErrBadRequest
+				return errors.As(err, &e) && e.Field == "RegisteredProof"
+			}},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindWinningPoSt, RegisteredProof: 3, Randomness: make([]byte, 32), VanillaProofs: [][]byte{{1}}},
 			func(err error) bool {
 				var e *rpcapi.ErrNotSupportedYet

@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"errors"
-	"sort"
 	"time"
 
 	"github.com/filecoin-project/go-jsonrpc"
@@ -186,14 +185,4 @@ func (p *ProverAPI) GenerateUpdateProofWithVanilla(ctx context.Context, pt abi.R
 	}
 	return p.proveFFI(ctx, rpcapi.ProofRequest{Kind: rpcapi.KindSnapProve, RegisteredProof: int64(pt), VanillaProofs: vanilla,
 		CommROld: comms[0], CommRNew: comms[1], CommDNew: comms[2]})
-}
-
-// sortedKinds is the kinds in a stable order for /metrics.
-func sortedKinds[V any](m map[rpcapi.ProofKind]V) []rpcapi.ProofKind {
-	out := make([]rpcapi.ProofKind, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
-	return out
 }

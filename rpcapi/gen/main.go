@@ -45,19 +45,30 @@ func main() {
 
 func run(dir, out string) error {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go") && fi.Name() != "proxy_gen.go"
-	}, parser.ParseComments)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
-	pkg, ok := pkgs["rpcapi"]
-	if !ok {
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || name == "proxy_gen.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if f.Name.Name == "rpcapi" {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
 		return fmt.Errorf("package rpcapi not found in %s", dir)
 	}
 	imports := map[string]string{} // selector -> import path
 	ifaces := map[string][]method{}
-	for _, f := range pkg.Files {
+	for _, f := range files {
 		for _, im := range f.Imports {
 			p := strings.Trim(im.Path.Value, `"`)
 			name := filepath.Base(p)
