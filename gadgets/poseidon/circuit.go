@@ -65,6 +65,16 @@ func HashCircuit(sys cs.ConstraintSystem, preimage []num.AllocatedNum, c *Consta
 	if c.Type.Kind == ConstantLength && c.Type.Param != uint64(c.Arity) {
 		return num.AllocatedNum{}, fmt.Errorf("poseidon circuit: constant length %d must equal arity %d", c.Type.Param, c.Arity)
 	}
+	t, err := templateFor(c)
+	if err != nil {
+		return hashCircuitDirect(sys, preimage, c)
+	}
+	return t.replay(sys, preimage)
+}
+
+// hashCircuitDirect builds the circuit from the constants, as neptune does;
+// HashCircuit replays a template recorded from it.
+func hashCircuitDirect(sys cs.ConstraintSystem, preimage []num.AllocatedNum, c *Constants) (num.AllocatedNum, error) {
 	p := &circuit{c: c, elements: make([]elt, 0, c.Width)}
 	p.elements = append(p.elements, elt{n: num.Constant(c.DomainTag)})
 	for _, x := range preimage {

@@ -1,6 +1,7 @@
 package poseidon
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -123,12 +124,23 @@ func TestPoseidonCircuitTags(t *testing.T) {
 	}
 }
 
-func BenchmarkHashCircuit(b *testing.B) {
-	c := MustMerkle(8)
-	for i := 0; i < b.N; i++ {
-		sys := cs.NewTestConstraintSystem()
-		if err := buildHash(c, nil, nil)(sys); err != nil {
+// BenchmarkHashCircuitProving synthesizes one hash into a ProvingAssignment
+// (witness mode, as the prover runs it).
+func BenchmarkHashCircuitProving(b *testing.B) {
+	for _, arity := range []int{2, 8, 11} {
+		c := MustMerkle(arity)
+		circuit := cs.CircuitFunc(buildHash(c, nil, nil))
+		shape, err := cs.SynthesizeShape(context.Background(), circuit)
+		if err != nil {
 			b.Fatal(err)
 		}
+		b.Run(fmt.Sprint(arity), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := cs.SynthesizeProving(context.Background(), circuit, shape.Shape()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
