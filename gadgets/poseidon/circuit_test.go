@@ -125,22 +125,45 @@ func TestPoseidonCircuitTags(t *testing.T) {
 }
 
 // BenchmarkHashCircuitProving synthesizes one hash into a ProvingAssignment
-// (witness mode, as the prover runs it).
+// (witness mode, as the prover runs it), replaying the template ("template")
+// and building from the constants as neptune does ("direct").
 func BenchmarkHashCircuitProving(b *testing.B) {
 	for _, arity := range []int{2, 8, 11} {
 		c := MustMerkle(arity)
-		circuit := cs.CircuitFunc(buildHash(c, nil, nil))
-		shape, err := cs.SynthesizeShape(context.Background(), circuit)
-		if err != nil {
-			b.Fatal(err)
+		rng := xorshift.New(xorshift.TestSeed)
+		vals := make([]fr.Element, arity)
+		for i := range vals {
+			vals[i] = rng.Fr()
 		}
-		b.Run(fmt.Sprint(arity), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := cs.SynthesizeProving(context.Background(), circuit, shape.Shape()); err != nil {
-					b.Fatal(err)
-				}
+		for _, mode := range []string{"template", "direct"} {
+			hash := HashCircuit
+			if mode == "direct" {
+				hash = hashCircuitDirect
 			}
-		})
+			circuit := cs.CircuitFunc(func(sys cs.ConstraintSystem) error {
+				in := make([]num.AllocatedNum, arity)
+				for i := range in {
+					a, err := num.Alloc(sys, vals[i])
+					if err != nil {
+						return err
+					}
+					in[i] = a
+				}
+				_, err := hash(sys, in, c)
+				return err
+			})
+			shape, err := cs.SynthesizeShape(context.Background(), circuit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%d/%s", arity, mode), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := cs.SynthesizeProving(context.Background(), circuit, shape.Shape()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

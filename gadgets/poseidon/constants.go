@@ -21,7 +21,8 @@ type HashKind int
 const (
 	// MerkleTree uses tag 2^arity − 1 (every Filecoin tree).
 	MerkleTree HashKind = iota
-	// ConstantLength uses tag length·2^64, preimage zero-padded to the arity.
+	// ConstantLength uses tag length·2^64; a preimage up to the arity is
+	// zero-padded (Hash), a longer one goes through the sponge (SpongeHash).
 	ConstantLength
 	// Custom uses tag id·2^40 (SnapDeals uses id 1).
 	Custom
@@ -43,8 +44,8 @@ func (h HashType) DomainTag(arity int) (fr.Element, error) {
 		}
 		tag.SetUint64(1<<uint(arity) - 1)
 	case ConstantLength:
-		if h.Param > uint64(arity) {
-			return tag, fmt.Errorf("poseidon: constant length %d exceeds arity %d", h.Param, arity)
+		if h.Param == 0 || h.Param > 1<<32 {
+			return tag, fmt.Errorf("poseidon: constant length %d out of range", h.Param)
 		}
 		var p fr.Element
 		p.SetUint64(1 << 32)

@@ -18,6 +18,9 @@ func sbox(x *fr.Element) {
 func (c *Constants) initialState(preimage []fr.Element) ([]fr.Element, error) {
 	switch {
 	case c.Type.Kind == ConstantLength:
+		if c.Type.Param > uint64(c.Arity) {
+			return nil, fmt.Errorf("poseidon: constant length %d exceeds arity %d (use SpongeHash)", c.Type.Param, c.Arity)
+		}
 		if uint64(len(preimage)) != c.Type.Param {
 			return nil, fmt.Errorf("poseidon: preimage of %d elements for constant length %d", len(preimage), c.Type.Param)
 		}

@@ -152,6 +152,45 @@ func TestConstantLength4(t *testing.T) {
 	}
 }
 
+// neptune hash_values: ConstantLength(4) of [0, 1, 2, 3] through the simplex
+// sponge, for arities below, equal to and above the length.
+func TestConstantLength4Sponge(t *testing.T) {
+	want := map[int][4]uint64{
+		2:  {0x1e12d20d3b71ec56, 0x7fb97ce0b8f66322, 0xc923003920c488d4, 0x19e8a3fe6c2df9ff},
+		4:  {0x8935b00a07909d45, 0x4984de08542c9977, 0x39443980077d7593, 0x3a21a6ae86754a29},
+		8:  {0x370a94532f818897, 0x203e3c7c4a85c1f9, 0xcad8b9f8aeb1578f, 0x5c6de4b69de9d792},
+		11: {0xe9b0cb7d6496f73b, 0x7d2807d793af9582, 0xef841b6bf51a5a39, 0x02550c3a2113c7ca},
+		16: {0x6a1e563d359c1bdd, 0x6b4493d5d40be9d3, 0x275a6eb04a0ecb37, 0x30ec6fa0fec08504},
+		24: {0xc540772c5968a299, 0xe2e556352af20f97, 0x15ed0a6b8faba5aa, 0x327bdee6fa2b22b6},
+		36: {0x7d89cddb70217dcd, 0x02ae71d3d04f0b32, 0xfe52151f29c50f99, 0x626bdae6cad79307},
+	}
+	for arity, w := range want {
+		if gadgettest.Light() && arity > 16 {
+			continue
+		}
+		c := mustNew(t, arity, Standard, HashType{Kind: ConstantLength, Param: 4})
+		got, err := c.SpongeHash(seq(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := frLimbs(w); !got.Equal(&want) {
+			t.Errorf("arity %d: %s", arity, got.Text(16))
+		}
+		if arity >= 4 {
+			h, _ := c.Hash(seq(4))
+			if !h.Equal(&got) {
+				t.Errorf("arity %d: sponge and single permutation differ", arity)
+			}
+		}
+	}
+	if _, err := MustMerkle(2).SpongeHash(seq(2)); err == nil {
+		t.Error("sponge accepted a MerkleTree type")
+	}
+	if err := MustMerkle(2).Permute(make([]fr.Element, 2)); err == nil {
+		t.Error("short state accepted")
+	}
+}
+
 // Filecoin-configuration vectors (§3.4) and derived values.
 func TestFilecoinVectors(t *testing.T) {
 	one, zero := fr.One(), fr.Element{}
@@ -229,7 +268,7 @@ func TestDomainTags(t *testing.T) {
 	if want := new(big.Int).Lsh(big.NewInt(3), 64); tag.BigInt(new(big.Int)).Cmp(want) != 0 {
 		t.Errorf("ConstantLength(3) tag = %s", tag.Text(16))
 	}
-	for _, bad := range []HashType{{Kind: Custom, Param: 0}, {Kind: Custom, Param: 257}, {Kind: ConstantLength, Param: 9}, {Kind: HashKind(9)}} {
+	for _, bad := range []HashType{{Kind: Custom, Param: 0}, {Kind: Custom, Param: 257}, {Kind: ConstantLength, Param: 0}, {Kind: HashKind(9)}} {
 		if _, err := bad.DomainTag(8); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
@@ -245,6 +284,9 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := MustMerkle(2).Hash(seq(3)); err == nil {
 		t.Error("3 elements accepted for arity 2")
+	}
+	if _, err := mustNew(t, 2, Standard, HashType{Kind: ConstantLength, Param: 4}).Hash(seq(4)); err == nil {
+		t.Error("constant length above the arity accepted by Hash")
 	}
 	if _, err := HashMerkle(); err == nil {
 		t.Error("empty preimage accepted")
