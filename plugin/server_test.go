@@ -191,3 +191,11 @@ func TestMalformedRequests(t *testing.T) {
 		t.Fatalf("%d jobs after bad requests", n)
 	}
 }
+
+func toPerms(ss []string) []rpcapi.Permission {
+	out := make([]rpcapi.Permission, len(ss))
+	for i, s := range ss {
+		out[i] = rpcapi.Permission(s)
+	}
+	return out
+}
