@@ -189,42 +189,38 @@ func TestSha256ChMaj(t *testing.T) {
 }
 
 func TestBooleanFolding(t *testing.T) {
-	{
-		{
-			for ka := opKind(0); ka < 6; ka++ {
-				for kb := opKind(0); kb < 6; kb++ {
-					sys := cs.NewTestConstraintSystem()
-					a := makeOperand(t, sys, "a", ka)
-					b := makeOperand(t, sys, "b", kb)
-					x, err := BoolXor(sys, a, b)
-					if err != nil {
-						t.Fatal(err)
-					}
-					y, err := BoolAnd(sys, a, b)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sys.Push("or")
-					z, err := BoolOr(sys, a, b)
-					sys.Pop()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if x.Value() != (a.Value() != b.Value()) || y.Value() != (a.Value() && b.Value()) || z.Value() != (a.Value() || b.Value()) {
-						t.Fatalf("kinds %d %d: wrong values", ka, kb)
-					}
-					if err := sys.Check(); err != nil {
-						t.Fatal(err)
-					}
-					sys.Push("eq")
-					if err := EnforceEqual(sys, x, x); err != nil {
-						t.Fatal(err)
-					}
-					sys.Pop()
-					if err := sys.Check(); err != nil {
-						t.Fatal(err)
-					}
-				}
+	for ka := opKind(0); ka < 6; ka++ {
+		for kb := opKind(0); kb < 6; kb++ {
+			sys := cs.NewTestConstraintSystem()
+			a := makeOperand(t, sys, "a", ka)
+			b := makeOperand(t, sys, "b", kb)
+			x, err := BoolXor(sys, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			y, err := BoolAnd(sys, a, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sys.Push("or")
+			z, err := BoolOr(sys, a, b)
+			sys.Pop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Value() != (a.Value() != b.Value()) || y.Value() != (a.Value() && b.Value()) || z.Value() != (a.Value() || b.Value()) {
+				t.Fatalf("kinds %d %d: wrong values", ka, kb)
+			}
+			if err := sys.Check(); err != nil {
+				t.Fatal(err)
+			}
+			sys.Push("eq")
+			if err := EnforceEqual(sys, x, x); err != nil {
+				t.Fatal(err)
+			}
+			sys.Pop()
+			if err := sys.Check(); err != nil {
+				t.Fatal(err)
 			}
 		}
 	}
