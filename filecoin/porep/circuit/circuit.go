@@ -349,24 +349,38 @@ func (s *synth) label(layer int, drg, exp [][]num.AllocatedNum, challenge core.U
 		expanded = append(expanded, parents[i%len(parents)])
 	}
 
+	sys.Push("create_label")
+	defer sys.Pop()
+	return CreateLabel(sys, s.ridBits, expanded, uint32(layer), challenge)
+}
+
+// CreateLabel is create_label_circuit: SHA-256 over replica_id (padded to 256 bits) ‖
+// u32be(layer) ‖ u64be(node) (padded to 512 bits) ‖ the 37 parents (each padded to 256 bits),
+// then the first 254 bits of the digest (bit-renumbered) packed into one element. Bits are in
+// SHA-256 (big-endian within bytes) order.
+func CreateLabel(sys cs.ConstraintSystem, replicaID []boolean.Boolean, parents [][]boolean.Boolean, layer uint32, node core.UInt64) (num.AllocatedNum, error) {
+	if len(replicaID) < 32 || len(replicaID) > 256 {
+		return num.AllocatedNum{}, fmt.Errorf("circuit: replica id of %d bits", len(replicaID))
+	}
+	if len(parents) != prooftypes.TotalParents {
+		return num.AllocatedNum{}, fmt.Errorf("circuit: %d parents, want %d", len(parents), prooftypes.TotalParents)
+	}
 	pre := make([]boolean.Boolean, 0, (2+prooftypes.TotalParents)*256)
-	pre = append(pre, s.ridBits...)
+	pre = append(pre, replicaID...)
 	for len(pre) < 256 {
 		pre = append(pre, boolean.Constant(false))
 	}
-	pre = append(pre, u32.Constant(uint32(layer)).BitsBE()...)
-	pre = append(pre, challenge.BitsBE()...)
+	pre = append(pre, u32.Constant(layer).BitsBE()...)
+	pre = append(pre, node.BitsBE()...)
 	for len(pre) < 512 {
 		pre = append(pre, boolean.Constant(false))
 	}
-	for _, p := range expanded {
+	for _, p := range parents {
 		pre = append(pre, p...)
 		for len(pre)%256 != 0 {
 			pre = append(pre, boolean.Constant(false))
 		}
 	}
-	sys.Push("create_label")
-	defer sys.Pop()
 	sys.Push("hash")
 	digest, err := sha256.Hash(sys, pre)
 	sys.Pop()

@@ -1,0 +1,5 @@
+//go:build race
+
+package circuit
+
+const raceEnabled = true
