@@ -70,6 +70,20 @@ func TestRestartSafety(t *testing.T) {
 			before["A"].State, before["B"].State, before[l1ID].State, before[l0ID].State, before[l0ID].Delivered)
 	}
 
+	// While A keeps the CPU busy the miner's heartbeat and Info are answered.
+	m.mu.Lock()
+	pollErrs := m.pollErrs
+	m.mu.Unlock()
+	if pollErrs != 0 {
+		t.Fatalf("%d failed Session polls while proving", pollErrs)
+	}
+	if info, err := w.API.Info(ctx); err != nil || info.Hostname != "itest-worker" {
+		t.Fatalf("Info while proving: %+v %v", info, err)
+	}
+	if s, err := w.API.Session(ctx); err != nil || s != w.Session {
+		t.Fatalf("Session while proving: %v %v", s, err)
+	}
+
 	d1.kill()
 	m.setRefuse(false)
 	d2 := startDaemon(t, bin, repo, env, "--miner-api-info", m.apiInfo())

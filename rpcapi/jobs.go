@@ -167,7 +167,8 @@ type JobResult struct {
 	Proof []byte
 }
 
-// JobFilter selects jobs for Jobs and Events; empty fields match everything.
+// JobFilter selects jobs for Jobs and Events; empty fields match everything. Events ignores
+// States (a stream follows jobs through every state).
 type JobFilter struct {
 	States []JobState  `json:",omitempty"`
 	Kinds  []ProofKind `json:",omitempty"`

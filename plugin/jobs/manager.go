@@ -397,8 +397,9 @@ func (m *Manager) run(e *entry) {
 	}
 
 	m.mu.Lock()
-	if m.closing && !e.cancelBy {
-		// Shutdown, not a verdict on the job: it stays "running" and is re-queued at the next start.
+	if m.closing && !e.cancelBy && runErr != nil {
+		// Interrupted by shutdown, not a verdict on the job: it stays "running" in the journal
+		// and is re-queued at the next start. A proof that made it is still recorded below.
 		m.mu.Unlock()
 		return
 	}
