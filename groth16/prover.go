@@ -62,16 +62,48 @@ func CheckShape(pk *Parameters, pa *cs.ProvingAssignment) error {
 	return nil
 }
 
-var domains sync.Map // uint64 → *fft.Domain
+var domains sync.Map // uint64 → *domain
 
-// Domain returns the (cached) radix-2 domain of size m with coset generator 7, bellperson's
+// precomputeMaxSize is the largest domain whose twiddle and coset tables are kept (about 3m
+// field elements: 384 MiB at 2^22). Larger domains compute them on the fly: at Filecoin sizes
+// (2^27) the tables would outweigh a, b and c.
+var precomputeMaxSize uint64 = 1 << 22
+
+type domain struct {
+	*fft.Domain
+	precomputed bool
+}
+
+// Domain returns the (cached) radix-2 domain of size m; its ω is bellperson's (both derive it
+// from the same 2^32-th root of unity) and the coset generator is 7, bellperson's
 // MULTIPLICATIVE_GENERATOR.
-func Domain(m uint64) *fft.Domain {
+func Domain(m uint64) *fft.Domain { return getDomain(m).Domain }
+
+func getDomain(m uint64) *domain {
 	if d, ok := domains.Load(m); ok {
-		return d.(*fft.Domain)
+		return d.(*domain)
 	}
-	d, _ := domains.LoadOrStore(m, fft.NewDomain(m))
-	return d.(*fft.Domain)
+	d := &domain{precomputed: m <= precomputeMaxSize}
+	if d.precomputed {
+		d.Domain = fft.NewDomain(m)
+	} else {
+		d.Domain = fft.NewDomain(m, fft.WithoutPrecompute())
+	}
+	v, _ := domains.LoadOrStore(m, d)
+	return v.(*domain)
+}
+
+// scalePowers multiplies v[i] by g^i, in parallel chunks without a table.
+func scalePowers(v []fr.Element, g fr.Element) {
+	_ = parallelFor(len(v), func(lo, hi int) error {
+		var w fr.Element
+		w.Exp(g, big.NewInt(int64(lo)))
+		for i := lo; i < hi; i++ {
+			v[i].Mul(&v[i], &w)
+			w.Mul(&w, &g)
+		}
+		return nil
+	})
 }
 
 // padTo returns v extended with zeros to length m, in place when its capacity allows.
@@ -100,23 +132,33 @@ func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	if m == 1 {
 		return a[:0], nil // a one-point domain has no h coefficients (bellperson's h query is empty)
 	}
-	dom := Domain(uint64(m))
+	dom := getDomain(uint64(m))
 	a, b, c = padTo(a, m), padTo(b, m), padTo(c, m)
 	nb := fft.WithNbTasks(runtime.GOMAXPROCS(0))
+	g := dom.FrMultiplicativeGen
 	for _, v := range [][]fr.Element{a, b, c} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// Evaluations → bit-reversed coefficients → natural-order coset evaluations.
+		// Evaluations → coefficients → ·g^i → evaluations on the coset g·H. With tables, gnark
+		// scales bit-reversed coefficients itself and returns natural order; without, the
+		// coefficients are put back in order, scaled here, and the evaluations stay
+		// bit-reversed (the same order for a, b and c, which is all a·b − c needs).
 		dom.FFTInverse(v, fft.DIF, nb)
-		dom.FFT(v, fft.DIT, fft.OnCoset(), nb)
+		if dom.precomputed {
+			dom.FFT(v, fft.DIT, fft.OnCoset(), nb)
+		} else {
+			fft.BitReverse(v)
+			scalePowers(v, g)
+			dom.FFT(v, fft.DIF, nb)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	// Z(gX) = g^m·X^m − 1 = g^m − 1 on the coset (X^m = 1).
 	var zInv fr.Element
-	zInv.Exp(dom.FrMultiplicativeGen, new(big.Int).SetUint64(uint64(m)))
+	zInv.Exp(g, new(big.Int).SetUint64(uint64(m)))
 	one := fr.One()
 	zInv.Sub(&zInv, &one).Inverse(&zInv)
 	_ = parallelFor(m, func(lo, hi int) error {
@@ -125,8 +167,14 @@ func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 		}
 		return nil
 	})
-	dom.FFTInverse(a, fft.DIF, fft.OnCoset(), nb)
-	fft.BitReverse(a)
+	// Coset evaluations → coefficients of h(X) (scaled by g^−i), in natural order.
+	if dom.precomputed {
+		dom.FFTInverse(a, fft.DIF, fft.OnCoset(), nb)
+		fft.BitReverse(a)
+	} else {
+		dom.FFTInverse(a, fft.DIT, nb)
+		scalePowers(a, dom.FrMultiplicativeGenInv)
+	}
 	return a[:m-1], nil
 }
 

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,6 +38,9 @@ type benchProveResult struct {
 	ProveSec    float64            `json:"prove_s"`
 	Steps       map[string]float64 `json:"steps_s"`
 	Verified    *bool              `json:"verified,omitempty"`
+	// PeakHeapGiB is the largest live Go heap seen during synthesis and proving (keys included).
+	PeakHeapGiB float64 `json:"peak_heap_gib"`
+	KeysGiB     float64 `json:"keys_heap_gib"`
 }
 
 func benchProveCommand() *cli.Command {
@@ -107,8 +112,8 @@ func benchProveCommand() *cli.Command {
 					}
 					continue
 				}
-				fmt.Fprintf(out, "run %d: synth %.3fs prove %.3fs [%s]%s\n", run, res.SynthSec, res.ProveSec,
-					formatSteps(res.Steps), verifiedNote(res.Verified))
+				fmt.Fprintf(out, "run %d: synth %.3fs prove %.3fs [%s]%s; peak heap %.2f GiB (keys %.2f GiB)\n", run, res.SynthSec, res.ProveSec,
+					formatSteps(res.Steps), verifiedNote(res.Verified), res.PeakHeapGiB, res.KeysGiB)
 			}
 			if !cctx.Bool("json") {
 				sort.Float64s(proveTimes)
@@ -125,6 +130,10 @@ func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Paramete
 	if err != nil {
 		return nil, err
 	}
+	runtime.GC()
+	keys := heapBytes()
+	stopSampler := startPeakHeapSampler()
+	defer stopSampler()
 	t0 := time.Now()
 	pa, err := cs.SynthesizeProving(ctx, circuit, groth16.CapacityFor(pk))
 	if err != nil {
@@ -137,6 +146,8 @@ func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Paramete
 		return nil, err
 	}
 	res := &benchProveResult{SynthSec: synth.Seconds(), ProveSec: time.Since(t0).Seconds(), Steps: map[string]float64{}}
+	res.PeakHeapGiB = float64(stopSampler()) / (1 << 30)
+	res.KeysGiB = float64(keys) / (1 << 30)
 	for _, st := range steps {
 		res.Steps[st.Name] = st.Duration.Seconds()
 	}
@@ -201,6 +212,45 @@ func verifiedNote(v *bool) string {
 		return ""
 	}
 	return " verified"
+}
+
+// heapBytes is the live heap (objects) right now.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// startPeakHeapSampler polls the live heap every 10 ms; the returned function stops the sampler
+// (once; later calls return the same value) and returns the peak it saw.
+func startPeakHeapSampler() func() uint64 {
+	stop := make(chan struct{})
+	done := make(chan uint64, 1)
+	go func() {
+		var peak uint64
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := heapBytes(); h > peak {
+				peak = h
+			}
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	var once sync.Once
+	var peak uint64
+	return func() uint64 {
+		once.Do(func() {
+			close(stop)
+			peak = <-done
+		})
+		return peak
+	}
 }
 
 // peakRSS is the process's peak resident set size.

@@ -1,0 +1,90 @@
+package groth16
+
+import (
+	"context"
+	"math/big"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+)
+
+// TestComputeHPaths checks that the table-free FFT path (large domains) gives the same h as the
+// precomputed one, and that h·Z = A·B − C as polynomials (checked at a random point).
+func TestComputeHPaths(t *testing.T) {
+	const m = 1 << 10
+	n := m - 3
+	vecs := func() (a, b, c []fr.Element) {
+		a, b, c = make([]fr.Element, n, m), make([]fr.Element, n, m), make([]fr.Element, n, m)
+		for i := 0; i < n; i++ {
+			a[i].SetUint64(uint64(i*7 + 1))
+			b[i].SetUint64(uint64(i*i + 3))
+			c[i].Mul(&a[i], &b[i]) // satisfied rows: Z divides A·B − C
+		}
+		return
+	}
+	a, b, c := vecs()
+	pa, pb, pc := interpolate(a, m), interpolate(b, m), interpolate(c, m)
+	h1, err := ComputeH(context.Background(), a, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1 = append([]fr.Element(nil), h1...)
+
+	saved := precomputeMaxSize
+	precomputeMaxSize = 1
+	domains.Delete(uint64(m))
+	defer func() {
+		precomputeMaxSize = saved
+		domains.Delete(uint64(m))
+	}()
+	a, b, c = vecs()
+	h2, err := ComputeH(context.Background(), a, b, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if getDomain(m).precomputed {
+		t.Fatal("expected the table-free domain")
+	}
+	if len(h1) != m-1 || len(h2) != m-1 {
+		t.Fatalf("h lengths %d, %d", len(h1), len(h2))
+	}
+	for i := range h1 {
+		if !h1[i].Equal(&h2[i]) {
+			t.Fatalf("h[%d] differs between FFT paths", i)
+		}
+	}
+	// A(x)·B(x) − C(x) = h(x)·(x^m − 1) at a random x.
+	var x fr.Element
+	x.MustSetRandom()
+	lhs := horner(pa, &x)
+	vb, vc := horner(pb, &x), horner(pc, &x)
+	lhs.Mul(&lhs, &vb).Sub(&lhs, &vc)
+	var z fr.Element
+	z.Exp(x, big.NewInt(m))
+	one := fr.One()
+	z.Sub(&z, &one)
+	rhs := horner(h1, &x)
+	rhs.Mul(&rhs, &z)
+	if !lhs.Equal(&rhs) {
+		t.Fatal("h is not (A·B − C)/Z")
+	}
+}
+
+// interpolate returns the coefficients of the polynomial taking v[i] at ω^i (zero-padded to m).
+func interpolate(v []fr.Element, m int) []fr.Element {
+	out := make([]fr.Element, m)
+	copy(out, v)
+	d := fft.NewDomain(uint64(m))
+	d.FFTInverse(out, fft.DIF)
+	fft.BitReverse(out)
+	return out
+}
+
+func horner(coeffs []fr.Element, x *fr.Element) fr.Element {
+	var acc fr.Element
+	for i := len(coeffs) - 1; i >= 0; i-- {
+		acc.Mul(&acc, x).Add(&acc, &coeffs[i])
+	}
+	return acc
+}
