@@ -76,8 +76,6 @@ func runCommand() *cli.Command {
 			opts := plugin.Options{Repo: repo, BackendName: "cpu", Shutdown: stop}
 			if backend == "cuda" {
 				log.Warn("the GPU partition prover is not wired into the pipeline yet; proving on the CPU")
-			}
-			if backend == "cuda" {
 				if devs, err := gpu.Devices(); err == nil {
 					for _, d := range devs {
 						opts.GPUs = append(opts.GPUs, d.Name)
@@ -119,7 +117,7 @@ func runCommand() *cli.Command {
 			}
 
 			if !addr.IP.IsLoopback() {
-				log.Warnw("API listening on a non-loopback address; anyone who can reach it can use it", "listen", addr.String())
+				log.Warnw("API listening on a non-loopback address; anyone who can reach it can read job metadata without a token (proving needs a write token)", "listen", addr.String())
 			}
 			log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", backend,
 				"listen", addr.String())
