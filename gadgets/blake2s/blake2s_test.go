@@ -160,6 +160,23 @@ func TestFixedVector256(t *testing.T) {
 	}
 }
 
+// bellperson test_blake2s_700_vars.
+func TestFixedVector700(t *testing.T) {
+	data, _ := hex.DecodeString("5dcfe8bab4c758d2eb1ddb7ef337583e0df3e2c358e1755b7cd303a658de9a1227eed1d1114179a5c3c38d692ff2cf2d4e5c92a9516de750106774bbf9f7d063f707f4c9b6a02c0a77e4feb99e036c3ccaee7d1a31cb144093aa074bc9da608f8ff30b39c3c60e4a243cc0bbd406d1262a7d6607b31c60275c6bcc8b0ac49a06a4b629a98693c5f7640f3bca45e4977cfabc5b17f52838af3433b1fd407dbbdc131e8e4bd58bcee85bbab4b57b656c6a2ec6cf852525bc8423675e2bf29159139cd5df99db94719f3f7167230e0d5bd76f6d7891b656732cef9c3c0d48a5fa3d7a879988157b39015a85451b25af0301ca5e759ac35fea79dca38c673ec6db9f3885d9103e2dcb3304bd3d59b0b1d01babc97ef8a74d91b6ab6bf50f29eb5adf7250a28fd85db37bff0133193635da69caeefc72979cf3bef1d2896d847eea7e8a81e0927893dbd010feb6fb845d0399007d9a148a0596d86cd8f4192631f975c560f4de8da5f712c161342063af3c11029d93d6df7ff46db48343499de9ec4786cac059c4025ef418c9fe40132428ff8b91259d71d1709ff066add84ae944b45a817f60b4c1bf719e39ae23e9b413469db2310793e9137cf38741e5dd2a3c138a566dbde1950c00071b20ac457b46ba9b0a7ebdddcc212bd228d2a4c4146a970e54158477247c27871af1564b176576e9fd43bf63740bf77434bc4ea3b1a4b430e1a11714bf43160145578a575c3f78ddeaa48de97f73460f26f8df2b5d63e31800100d16bc27160fea5ced5a977ef541cfe8dadc7b3991ed1c0d4f16a3076bbfed96ba3e155113e794987af8abb133f06feefabc2ac32eb4d4d4ba1541ca08b9e518d2e74b7f946b0cbd2663d58c689359b9a565821acc619011233d1011963fa302cde34fc9c5ba2e03eeb2512f547391e940d56218e22ae325f2dfa38d4bae35744ee707aa5dc9c17674025d15390a08f5c452343546ef6da0f7")
+	const want = "2ab8f0683167ba220eef19dccf4f9b1a8193cc09b35e0235842323950530f18a"
+	if d := Sum256(data, pers); len(data) != 700 || hex.EncodeToString(d[:]) != want {
+		t.Fatalf("native %x", d)
+	}
+	if gadgettest.Light() {
+		return
+	}
+	sys := cs.NewTestConstraintSystem()
+	out, err := Hash(sys, allocBytes(t, sys, data), pers)
+	if err != nil || sys.Check() != nil || hex.EncodeToString(bitsToBytesLE(out)) != want {
+		t.Fatalf("circuit %x (%v)", bitsToBytesLE(out), err)
+	}
+}
+
 // The native implementation agrees with Python's hashlib on random inputs.
 func TestNativeAgainstPython(t *testing.T) {
 	py, err := exec.LookPath("python3")

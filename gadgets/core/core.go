@@ -200,3 +200,22 @@ func Decode(sys cs.ConstraintSystem, key, value num.AllocatedNum) (num.Allocated
 	defer sys.Pop()
 	return Sub(sys, value, key)
 }
+
+// Xor xors input with a 256-bit key repeated over it, bit i in namespace
+// "xor bit: i" (storage-proofs-core gadgets::xor).
+func Xor(sys cs.ConstraintSystem, key, input []boolean.Boolean) ([]boolean.Boolean, error) {
+	if len(key) != 256 {
+		return nil, fmt.Errorf("core: xor key of %d bits, want 256", len(key))
+	}
+	out := make([]boolean.Boolean, len(input))
+	for i := range input {
+		sys.Push(fmt.Sprintf("xor bit: %d", i))
+		b, err := boolean.BoolXor(sys, input[i], key[i%256])
+		sys.Pop()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}

@@ -129,3 +129,34 @@ func TestAddSubEncodeDecode(t *testing.T) {
 		}
 	}
 }
+
+// xor.rs test_xor_input_circuit: 32-byte key, data of 32..320 bytes.
+func TestXor(t *testing.T) {
+	rng := xorshift.New(xorshift.TestSeed)
+	for l := 32; l <= 320; l += 96 {
+		key := make([]byte, 32)
+		data := make([]byte, l)
+		rng.Fill(key)
+		rng.Fill(data)
+		sys := cs.NewTestConstraintSystem()
+		sys.Push("key")
+		kb, _ := BytesIntoBooleanVec(sys, key, 256)
+		sys.Pop()
+		sys.Push("data")
+		db, _ := BytesIntoBooleanVec(sys, data, 8*l)
+		sys.Pop()
+		out, err := Xor(sys, kb, db)
+		if err != nil || sys.Check() != nil {
+			t.Fatal(err)
+		}
+		for i, b := range out {
+			want := (data[i/8]^key[(i/8)%32])>>uint(i%8)&1 == 1
+			if b.Value() != want {
+				t.Fatalf("len %d bit %d", l, i)
+			}
+		}
+	}
+	if _, err := Xor(cs.NewTestConstraintSystem(), make([]boolean.Boolean, 8), nil); err == nil {
+		t.Fatal("short key accepted")
+	}
+}

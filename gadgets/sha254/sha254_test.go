@@ -1,7 +1,9 @@
 package sha254
 
 import (
+	"encoding/base32"
 	"encoding/hex"
+	"strings"
 	"testing"
 )
 
@@ -58,6 +60,42 @@ func TestVectors(t *testing.T) {
 			t.Errorf("%s: got %s want %s", c.name, c.got, c.want)
 		}
 	}
+}
+
+// curio Test2K / Test8MiB publish commD as CIDs; their roots match ours.
+func TestCommDCIDs(t *testing.T) {
+	for _, c := range []struct{ cid, root string }{
+		{"baga6ea4seaqovgk4kr4eoifujh6jfmdqvw3m6zrvyjqzu6s6abkketui6jjoydi", "ea995c54784720b449fc92b070adb6cf6635c2619a7a5e0054a24e88f252ec0d"},
+		{"baga6ea4seaqcgqckrcapts6hea44xbqugwocqneekvyp5fizbo6u3e2biluckla", "23404a8880f9cbc72039cb8614359c2834845570fe95190bbd4d934142e8252c"},
+	} {
+		r, err := CommDFromCID(c.cid)
+		if err != nil || h(r) != c.root {
+			t.Errorf("%s: %x (%v)", c.cid, r, err)
+		}
+	}
+	for _, bad := range []string{"", "zabc", "b!!", "bafkqaaa"} {
+		if _, err := CommDFromCID(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzCommDFromCID(f *testing.F) {
+	f.Add("baga6ea4seaqovgk4kr4eoifujh6jfmdqvw3m6zrvyjqzu6s6abkketui6jjoydi")
+	f.Add("b")
+	f.Add("bafy")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := CommDFromCID(s)
+		if err != nil {
+			return
+		}
+		raw, _ := hex.DecodeString(commDPrefix)
+		raw = append(raw, r[:]...)
+		again, err := CommDFromCID("b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw)))
+		if err != nil || again != r {
+			t.Fatalf("re-encoded CID of %q does not round-trip", s)
+		}
+	})
 }
 
 func TestBadInput(t *testing.T) {
