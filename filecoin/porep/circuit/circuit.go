@@ -91,18 +91,50 @@ func shape(t prooftypes.TreeShape) merkle.Shape {
 
 // Synthesize implements cs.Circuit.
 func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
-	dLevels, rLevels, err := c.Config.validate()
+	s, err := c.prefix(sys)
 	if err != nil {
 		return err
 	}
+	for i := 0; i < c.Config.Challenges; i++ {
+		if err := c.block(s, sys, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// block synthesizes challenge i, which only reads the variables of the prefix.
+func (c *Circuit) block(s *synth, sys cs.ConstraintSystem, i int) error {
+	var ch *Challenge
+	if c.Witness != nil {
+		ch = &c.Witness.Challenges[i]
+	}
+	b := *s
+	b.sys = sys
+	sys.PushIndexed("challenge_", i)
+	err := b.challenge(ch)
+	sys.Pop()
+	if err != nil {
+		return fmt.Errorf("challenge %d: %w", i, err)
+	}
+	return nil
+}
+
+// prefix synthesizes everything before the per-challenge blocks: replica_id (input and bits),
+// comm_d, comm_r (inputs), comm_r_last, comm_c and comm_r = Poseidon(comm_c, comm_r_last).
+func (c *Circuit) prefix(sys cs.ConstraintSystem) (*synth, error) {
+	dLevels, rLevels, err := c.Config.validate()
+	if err != nil {
+		return nil, err
+	}
 	w := c.Witness
 	if sys.WitnessMode() && w == nil {
-		return fmt.Errorf("circuit: witness-mode synthesis without a witness: %w", cs.ErrAssignmentMissing)
+		return nil, fmt.Errorf("circuit: witness-mode synthesis without a witness: %w", cs.ErrAssignmentMissing)
 	}
 	if w == nil {
 		w = &Witness{}
 	} else if len(w.Challenges) != c.Config.Challenges {
-		return fmt.Errorf("circuit: %d challenge witnesses for %d challenges", len(w.Challenges), c.Config.Challenges)
+		return nil, fmt.Errorf("circuit: %d challenge witnesses for %d challenges", len(w.Challenges), c.Config.Challenges)
 	}
 	alloc := func(name string, v fr.Element) (num.AllocatedNum, error) {
 		sys.Push(name)
@@ -117,71 +149,59 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 
 	replicaID, err := alloc("replica_id", w.ReplicaID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := inputize("replica_id_input", replicaID); err != nil {
-		return err
+		return nil, err
 	}
 	sys.Push("replica_id_bits")
 	ridBits, err := replicaID.ToBitsLE(sys)
 	sys.Pop()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ridBits = core.ReverseBitNumbering(ridBits)
 
 	commD, err := alloc("comm_d", w.CommD)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := inputize("comm_d_input", commD); err != nil {
-		return err
+		return nil, err
 	}
 	commR, err := alloc("comm_r", w.CommR)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := inputize("comm_r_input", commR); err != nil {
-		return err
+		return nil, err
 	}
 	commRLast, err := alloc("comm_r_last", w.CommRLast)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	commC, err := alloc("comm_c", w.CommC)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p2, err := poseidon.New(2, poseidon.Standard, poseidon.HashType{Kind: poseidon.MerkleTree})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sys.Push("H_comm_c_comm_r_last")
 	h, err := poseidon.HashCircuit(sys, []num.AllocatedNum{commC, commRLast}, p2)
 	sys.Pop()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	core.Equal(sys, "enforce comm_r = H(comm_c || comm_r_last)", commR, h)
 
 	s := &synth{sys: sys, cfg: c.Config, dLevels: dLevels, rLevels: rLevels, ridBits: ridBits,
 		commD: commD, commC: commC, commRLast: commRLast}
 	if s.colConsts, err = poseidon.New(c.Config.Layers, poseidon.Standard, poseidon.HashType{Kind: poseidon.MerkleTree}); err != nil {
-		return err
+		return nil, err
 	}
-	for i := 0; i < c.Config.Challenges; i++ {
-		var ch *Challenge
-		if c.Witness != nil {
-			ch = &c.Witness.Challenges[i]
-		}
-		sys.PushIndexed("challenge_", i)
-		err := s.challenge(ch)
-		sys.Pop()
-		if err != nil {
-			return fmt.Errorf("challenge %d: %w", i, err)
-		}
-	}
-	return nil
+	return s, nil
 }
 
 type synth struct {

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/filecoin-project/go-state-types/abi"
 
@@ -85,4 +88,54 @@ func TestWitness2KiB(t *testing.T) {
 		t.Fatalf("tampered witness: %v", err)
 	}
 	t.Logf("tampered parent column: %v", err)
+}
+
+func equalElems(a, b []fr.Element) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(&b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Parallel synthesis of the challenge blocks gives exactly the sequential assignment.
+func TestSynthesizeParallelMatchesSequential(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("2.7M-constraint witness synthesis skipped with -race or -short")
+	}
+	out, p := sealed(t, abi.RegisteredSealProof_StackedDrg2KiBV1_1)
+	c, err := FromC1(out, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := cs.SynthesizeProving(context.Background(), c, cs.Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	par, err := SynthesizeParallel(context.Background(), c, seq.Shape(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalElems(seq.A, par.A) || !equalElems(seq.B, par.B) || !equalElems(seq.C, par.C) {
+		t.Fatal("a, b or c differ")
+	}
+	if !equalElems(seq.Input, par.Input) || !equalElems(seq.Aux, par.Aux) {
+		t.Fatal("assignments differ")
+	}
+	for name, d := range map[string][2]*cs.Density{
+		"a_aux": {seq.AAuxDensity, par.AAuxDensity}, "b_aux": {seq.BAuxDensity, par.BAuxDensity}, "b_input": {seq.BInputDensity, par.BInputDensity},
+	} {
+		if d[0].Len() != d[1].Len() || d[0].Count() != d[1].Count() || !slices.Equal(d[0].Words(), d[1].Words()) {
+			t.Fatalf("%s density differs", name)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := SynthesizeParallel(ctx, c, seq.Shape(), 2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled synthesis: %v", err)
+	}
 }
