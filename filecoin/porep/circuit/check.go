@@ -111,3 +111,8 @@ func (r *rowNamer) PushIndexed(prefix string, i int) {
 func (r *rowNamer) Pop() { r.parts = r.parts[:len(r.parts)-1] }
 
 func (r *rowNamer) WitnessMode() bool { return false }
+
+// Unsatisfied returns the UnsatisfiedError of row, naming its constraint.
+func Unsatisfied(c *Circuit, row int) error {
+	return &UnsatisfiedError{Row: row, Constraint: constraintName(c, row)}
+}
