@@ -179,35 +179,44 @@ func TestAdmitWaitsForOtherProcesses(t *testing.T) {
 }
 
 func TestAdmitWaitsForRelease(t *testing.T) {
-	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
+	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib) // 512 MiB to give
 	ctx := context.Background()
 	g1, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, 400*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two waiters; the better-ranked one (class 0) must be served first even though it came
-	// second.
-	order := make(chan int, 2)
+	// A WinningPoSt-class partition needing 300 MiB waits; a PoRep-class one needing 100 MiB,
+	// which would fit now, arrives later and must not overtake it.
+	order := make(chan string, 2)
 	var wg sync.WaitGroup
-	for i, prio := range []Priority{{Class: 2}, {Class: 0}} {
+	for i, w := range []struct {
+		name  string
+		prio  Priority
+		bytes uint64
+	}{{"winning", Priority{Class: 0}, 300 * mib}, {"porep", Priority{Class: 2}, 100 * mib}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g, _, err := a.Admit(ctx, prio, []Plan{arenaPlan(TierMinimal, 300*mib)})
+			g, _, err := a.Admit(ctx, w.prio, []Plan{arenaPlan(TierMinimal, w.bytes)})
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			order <- i
+			order <- w.name
 			g.Release()
 		}()
 		waitFor(t, "waiter queued", func() bool { return a.Stats().Waiting == i+1 })
 	}
-	g1.Release()
-	wg.Wait()
-	if first := <-order; first != 1 {
-		t.Fatalf("waiter %d served first, want the WinningPoSt-class waiter", first)
+	select {
+	case name := <-order:
+		t.Fatalf("%s was granted while a better-ranked partition waited", name)
+	default:
 	}
+	g1.Release()
+	if first, second := <-order, <-order; first != "winning" || second != "porep" {
+		t.Fatalf("granted %s then %s, want winning then porep", first, second)
+	}
+	wg.Wait()
 }
 
 func TestAdmitCancel(t *testing.T) {

@@ -383,9 +383,9 @@ func TestSchedulerRandomStream(t *testing.T) {
 	const headroom = 64 * mib
 	// Device 0 fits one full PoRep plan; device 1 fits the PoRep SRS beside two full plans.
 	small := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: needOf(shapeLarge, TierFull, false) + needOf(shapeLarge, TierMinimal, false)/2 + headroom,
-		PinnedBandwidth: 1e14, PageableBandwidth: 1e13})
+		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: 5 * time.Microsecond})
 	big := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 2*needOf(shapeLarge, TierFull, true) + 256*mib + headroom,
-		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: time.Microsecond})
+		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: 5 * time.Microsecond})
 	m := &countMetrics{tiers: map[Tier]int{}}
 	s, log := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, MaxOOMRetries: 100, ResidentTTL: -1,
 		PinnedBudget: 64 * mib, Metrics: m, Allocator: AllocatorConfig{Headroom: headroom}}, small, big)
@@ -457,6 +457,11 @@ func TestSchedulerRandomStream(t *testing.T) {
 	}
 	if n := sp.overlaps.Load(); n != 0 {
 		t.Fatalf("kernels overlapped %d times on one device", n)
+	}
+	for i, d := range []*SimDevice{small, big} {
+		if n := d.Stats().MaxConcurrentLaunches; n != 1 {
+			t.Fatalf("gpu %d ran %d kernels at once", i, n)
+		}
 	}
 
 	// Queue order: whenever a partition was taken, no better-ranked partition was waiting.

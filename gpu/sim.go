@@ -37,6 +37,9 @@ type SimStats struct {
 	CopiedPinned  uint64
 	CopiedPaged   uint64
 	Launches      int
+	// MaxConcurrentLaunches is the most Launch calls seen running at once: the scheduler's
+	// kernel lock keeps it at 1.
+	MaxConcurrentLaunches int
 }
 
 // SimDevice is a simulated GPU for tests and `snarkd run --simulate-gpus`. It enforces its
@@ -52,6 +55,7 @@ type SimDevice struct {
 	next     DevicePtr
 	failNext int
 	hostLive map[uintptr]uint64
+	active   int
 	stats    SimStats
 }
 
@@ -215,7 +219,14 @@ func (d *SimDevice) contains(p DevicePtr, size uint64) bool {
 func (d *SimDevice) Launch(ctx context.Context, name string, fn func() error) error {
 	d.mu.Lock()
 	d.stats.Launches++
+	d.active++
+	d.stats.MaxConcurrentLaunches = max(d.stats.MaxConcurrentLaunches, d.active)
 	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.active--
+		d.mu.Unlock()
+	}()
 	if err := sleepCtx(ctx, d.cfg.KernelLatency); err != nil {
 		return err
 	}
