@@ -18,7 +18,6 @@ import (
 // Capacity is Fr::CAPACITY, the number of bits a field element holds safely.
 const Capacity = 254
 
-var one = fr.One()
 
 // MultiEq accumulates equalities lhs = rhs of small bit widths and enforces
 // them together as "multieq i": Σ 2^k·lhs_k · 1 = Σ 2^k·rhs_k.
@@ -27,6 +26,49 @@ type MultiEq struct {
 	ops      int
 	bitsUsed int
 	lhs, rhs *lcbuild.Builder
+}
+
+// pow2[k] = 2^k and negPow2[k] = −2^k for every exponent a batch can reach.
+var pow2, negPow2 = func() (p, n [Capacity + 64]fr.Element) {
+	p[0].SetOne()
+	for k := 1; k < len(p); k++ {
+		p[k].Double(&p[k-1])
+	}
+	for k := range p {
+		n[k].Neg(&p[k])
+	}
+	return
+}()
+
+// shiftedTerm is ±2^exp·v before the batch offset is known.
+type shiftedTerm struct {
+	v   cs.Variable
+	exp uint16
+	neg bool
+}
+
+// reserve makes room for numBits (emitting the pending batch first if they
+// would not fit) and returns the exponent offset of the new equality.
+func (m *MultiEq) reserve(numBits int) int {
+	if Capacity <= m.bitsUsed+numBits {
+		m.accumulate()
+	}
+	if Capacity <= m.bitsUsed+numBits {
+		panic(fmt.Sprintf("u32: multieq of %d bits exceeds capacity", numBits))
+	}
+	shift := m.bitsUsed
+	m.bitsUsed += numBits
+	return shift
+}
+
+func (m *MultiEq) addShifted(b *lcbuild.Builder, ts []shiftedTerm, shift int) {
+	for _, t := range ts {
+		c := &pow2[int(t.exp)+shift]
+		if t.neg {
+			c = &negPow2[int(t.exp)+shift]
+		}
+		b.AddTerm(cs.Term{Coeff: *c, Var: t.v})
+	}
 }
 
 // NewMultiEq starts a batch on sys; call Flush when the gadget using it ends.
@@ -44,17 +86,7 @@ func (m *MultiEq) accumulate() {
 // EnforceEqual records lhs = rhs for values of numBits bits, first emitting
 // the pending batch (in the current namespace) if they would not fit.
 func (m *MultiEq) EnforceEqual(numBits int, lhs, rhs cs.LinearCombination) {
-	if Capacity <= m.bitsUsed+numBits {
-		m.accumulate()
-	}
-	if Capacity <= m.bitsUsed+numBits {
-		panic(fmt.Sprintf("u32: multieq of %d bits exceeds capacity", numBits))
-	}
-	var coeff fr.Element
-	coeff.SetOne()
-	for i := 0; i < m.bitsUsed; i++ {
-		coeff.Double(&coeff)
-	}
+	coeff := pow2[m.reserve(numBits)]
 	for _, lcs := range [2]struct {
 		b  *lcbuild.Builder
 		lc cs.LinearCombination
@@ -64,7 +96,6 @@ func (m *MultiEq) EnforceEqual(numBits int, lhs, rhs cs.LinearCombination) {
 			lcs.b.AddTerm(t)
 		}
 	}
-	m.bitsUsed += numBits
 }
 
 // Flush emits the pending batch, as bellpepper's MultiEq does when dropped.
@@ -224,26 +255,35 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 	}
 	maxValue := uint64(len(ops)) * uint64(^uint32(0))
 	var sum uint64
-	lb := lcbuild.New(33 * len(ops))
 	allConst := true
-	var scratch cs.LinearCombination
 	for _, op := range ops {
 		sum += uint64(op.Value)
-		coeff := one
 		for _, b := range op.Bits {
-			scratch = b.AddToLC(scratch[:0], &coeff)
-			lb.Add(scratch)
 			allConst = allConst && b.IsConstant()
-			coeff.Double(&coeff)
 		}
 	}
-	lc := lb.LC()
 	if allConst {
 		return Constant(uint32(sum)), nil
 	}
+	// Operand terms, 2^j·bit with constants folded into ONE and Not(x)
+	// contributing 2^j·ONE − 2^j·x, exactly as Boolean.lc builds them.
+	lhs := make([]shiftedTerm, 0, 40*len(ops))
+	for _, op := range ops {
+		for j, b := range op.Bits {
+			switch b.Kind {
+			case boolean.KindConstant:
+				if b.Const {
+					lhs = append(lhs, shiftedTerm{v: cs.One, exp: uint16(j)})
+				}
+			case boolean.KindIs:
+				lhs = append(lhs, shiftedTerm{v: b.Bit.Var, exp: uint16(j)})
+			default:
+				lhs = append(lhs, shiftedTerm{v: cs.One, exp: uint16(j)}, shiftedTerm{v: b.Bit.Var, exp: uint16(j), neg: true})
+			}
+		}
+	}
 	var resultBits []boolean.Boolean
-	resultLC := cs.NewLC(35)
-	coeff := one
+	rhs := make([]shiftedTerm, 0, 36)
 	i := 0
 	for ; maxValue != 0; i++ {
 		sys.PushIndexed("result bit ", i)
@@ -252,12 +292,13 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 		if err != nil {
 			return UInt32{}, err
 		}
-		resultLC = resultLC.AddTerm(&coeff, b.Var)
+		rhs = append(rhs, shiftedTerm{v: b.Var, exp: uint16(i)})
 		resultBits = append(resultBits, boolean.Is(b))
 		maxValue >>= 1
-		coeff.Double(&coeff)
 	}
-	m.EnforceEqual(i, lc, resultLC)
+	shift := m.reserve(i)
+	m.addShifted(m.lhs, lhs, shift)
+	m.addShifted(m.rhs, rhs, shift)
 	r := UInt32{Value: uint32(sum)}
 	copy(r.Bits[:], resultBits[:32])
 	return r, nil
