@@ -18,7 +18,6 @@ import (
 // Capacity is Fr::CAPACITY, the number of bits a field element holds safely.
 const Capacity = 254
 
-
 // MultiEq accumulates equalities lhs = rhs of small bit widths and enforces
 // them together as "multieq i": Σ 2^k·lhs_k · 1 = Σ 2^k·rhs_k.
 type MultiEq struct {
