@@ -42,15 +42,11 @@ func allocBit(sys cs.ConstraintSystem, name string, v bool) (cs.Variable, error)
 	return sys.AllocValue(name, &zeroElem)
 }
 
-// lcs returns n empty combinations of capacity c each, sharing one
-// allocation; a combination that outgrows its capacity reallocates safely.
-func lcs(n, c int) []cs.LinearCombination {
-	buf := make(cs.LinearCombination, n*c)
-	out := make([]cs.LinearCombination, n)
-	for i := range out {
-		out[i] = buf[i*c : i*c : (i+1)*c]
-	}
-	return out
+// lcs returns three empty combinations with the given capacities sharing
+// one allocation; one that outgrows its capacity reallocates safely.
+func lcs(ca, cb, cc int) (cs.LinearCombination, cs.LinearCombination, cs.LinearCombination) {
+	buf := make(cs.LinearCombination, ca+cb+cc)
+	return buf[0:0:ca], buf[ca:ca : ca+cb], buf[ca+cb : ca+cb : ca+cb+cc]
 }
 
 // Alloc allocates "boolean" and enforces "boolean constraint": (1 − a)·a = 0.
@@ -59,8 +55,8 @@ func Alloc(sys cs.ConstraintSystem, value bool) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	l := lcs(2, 2)
-	sys.Enforce("boolean constraint", l[0].Add(cs.One).Sub(v), l[1].Add(v), nil)
+	la, lb, _ := lcs(2, 1, 0)
+	sys.Enforce("boolean constraint", la.Add(cs.One).Sub(v), lb.Add(v), nil)
 	return AllocatedBit{Var: v, Value: value}, nil
 }
 
@@ -71,8 +67,8 @@ func AllocConditionally(sys cs.ConstraintSystem, value bool, mustBeFalse Allocat
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	l := lcs(2, 3)
-	sys.Enforce("boolean constraint", l[0].Add(cs.One).Sub(mustBeFalse.Var).Sub(v), l[1].Add(v), nil)
+	la, lb, _ := lcs(3, 1, 0)
+	sys.Enforce("boolean constraint", la.Add(cs.One).Sub(mustBeFalse.Var).Sub(v), lb.Add(v), nil)
 	return AllocatedBit{Var: v, Value: value}, nil
 }
 
@@ -83,8 +79,8 @@ func Xor(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	l := lcs(3, 3)
-	sys.Enforce("xor constraint", l[0].Add(a.Var).Add(a.Var), l[1].Add(b.Var), l[2].Add(a.Var).Add(b.Var).Sub(v))
+	la, lb, lc := lcs(1, 1, 3)
+	sys.Enforce("xor constraint", la.Add(a.Var).Add(a.Var), lb.Add(b.Var), lc.Add(a.Var).Add(b.Var).Sub(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -95,8 +91,8 @@ func And(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	l := lcs(3, 1)
-	sys.Enforce("and constraint", l[0].Add(a.Var), l[1].Add(b.Var), l[2].Add(v))
+	la, lb, lc := lcs(1, 1, 1)
+	sys.Enforce("and constraint", la.Add(a.Var), lb.Add(b.Var), lc.Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -107,8 +103,8 @@ func AndNot(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	l := lcs(3, 2)
-	sys.Enforce("and not constraint", l[0].Add(a.Var), l[1].Add(cs.One).Sub(b.Var), l[2].Add(v))
+	la, lb, lc := lcs(1, 2, 1)
+	sys.Enforce("and not constraint", la.Add(a.Var), lb.Add(cs.One).Sub(b.Var), lc.Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -119,8 +115,8 @@ func Nor(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
-	l := lcs(3, 2)
-	sys.Enforce("nor constraint", l[0].Add(cs.One).Sub(a.Var), l[1].Add(cs.One).Sub(b.Var), l[2].Add(v))
+	la, lb, lc := lcs(2, 2, 1)
+	sys.Enforce("nor constraint", la.Add(cs.One).Sub(a.Var), lb.Add(cs.One).Sub(b.Var), lc.Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
 }
 
@@ -313,11 +309,11 @@ func Sha256Ch(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 	if err != nil {
 		return Boolean{}, err
 	}
-	l := lcs(3, 4)
+	la, lb, lc := lcs(3, 2, 3)
 	sys.Enforce("ch computation",
-		c.SubFromLC(b.AddToLC(l[0], &one)),
-		a.AddToLC(l[1], &one),
-		c.SubFromLC(l[2].Add(ch)))
+		c.SubFromLC(b.AddToLC(la, &one)),
+		a.AddToLC(lb, &one),
+		c.SubFromLC(lc.Add(ch)))
 	return Is(AllocatedBit{Var: ch, Value: val}), nil
 }
 
@@ -356,11 +352,11 @@ func Sha256Maj(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 		return Boolean{}, err
 	}
 	two := fr.NewElement(2)
-	l := lcs(3, 6)
-	lhs := bc.AddToLC(l[0], &two)
+	la, lb, lc := lcs(4, 2, 3)
+	lhs := bc.AddToLC(la, &two)
 	lhs = b.SubFromLC(lhs)
 	lhs = c.SubFromLC(lhs)
-	sys.Enforce("maj computation", lhs, a.AddToLC(l[1], &one), bc.AddToLC(l[2], &one).Sub(maj))
+	sys.Enforce("maj computation", lhs, a.AddToLC(lb, &one), bc.AddToLC(lc, &one).Sub(maj))
 	return Is(AllocatedBit{Var: maj, Value: val}), nil
 }
 
