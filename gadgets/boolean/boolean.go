@@ -46,7 +46,7 @@ func allocBit(sys cs.ConstraintSystem, name string, v bool) (cs.Variable, error)
 // one allocation; one that outgrows its capacity reallocates safely.
 func lcs(ca, cb, cc int) (cs.LinearCombination, cs.LinearCombination, cs.LinearCombination) {
 	buf := make(cs.LinearCombination, ca+cb+cc)
-	return buf[0:0:ca], buf[ca:ca : ca+cb], buf[ca+cb : ca+cb : ca+cb+cc]
+	return buf[0:0:ca], buf[ca : ca : ca+cb], buf[ca+cb : ca+cb : ca+cb+cc]
 }
 
 // Alloc allocates "boolean" and enforces "boolean constraint": (1 − a)·a = 0.
