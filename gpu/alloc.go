@@ -238,7 +238,7 @@ func (a *AccountingAllocator) Admit(ctx context.Context, prio Priority, plans []
 		var victims []*residentEntry
 		if a.waiters[0] == w {
 			for i, p := range plans {
-				g, ev, ok := a.tryGrantLocked(p)
+				g, ev, ok := a.tryGrantLocked(p, true)
 				if ok {
 					a.mu.Unlock()
 					return g, i, nil
@@ -280,9 +280,27 @@ func (w *waiter) less(o *waiter) bool {
 	return w.seq < o.seq
 }
 
+// TryAdmit grants the first of plans that fits now, without waiting or evicting, unless a
+// better-ranked partition waits on this device.
+func (a *AccountingAllocator) TryAdmit(prio Priority, plans []Plan) (*Grant, int, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.waiters {
+		if w.prio.Less(prio) {
+			return nil, 0, false
+		}
+	}
+	for i, p := range plans {
+		if g, _, ok := a.tryGrantLocked(p, false); ok {
+			return g, i, true
+		}
+	}
+	return nil, 0, false
+}
+
 // tryGrantLocked grants p if it fits. If it would fit after evicting unreferenced resident
-// vectors it does not need, it marks and returns those victims instead.
-func (a *AccountingAllocator) tryGrantLocked(p Plan) (*Grant, []*residentEntry, bool) {
+// vectors it does not need and evict is set, it marks and returns those victims instead.
+func (a *AccountingAllocator) tryGrantLocked(p Plan, evict bool) (*Grant, []*residentEntry, bool) {
 	need := p.Peak
 	wanted := map[string]bool{}
 	for _, r := range p.Resident {
@@ -311,6 +329,9 @@ func (a *AccountingAllocator) tryGrantLocked(p Plan) (*Grant, []*residentEntry, 
 			g.resident = append(g.resident, e)
 		}
 		return g, nil, true
+	}
+	if !evict {
+		return nil, nil, false
 	}
 	// Free the least recently used vectors nobody holds, if that is enough.
 	var idle []*residentEntry

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,6 +179,7 @@ type Scheduler struct {
 }
 
 type devState struct {
+	index   int // position in Config.Devices
 	ordinal int
 	dev     Device
 	alloc   *AccountingAllocator
@@ -206,7 +208,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		ds := &devState{ordinal: a.ordinal, dev: d, alloc: a, kernel: make(chan struct{}, 1),
+		ds := &devState{index: i, ordinal: a.ordinal, dev: d, alloc: a, kernel: make(chan struct{}, 1),
 			workers: make([]WorkerStatus, cfg.WorkersPerDevice), tiers: map[string]int{}}
 		for w := range ds.workers {
 			ds.workers[w].ID = w
@@ -271,11 +273,15 @@ func (s *Scheduler) Close() error {
 		return nil
 	}
 	s.closed = true
-	pending := s.queue
-	s.queue = nil
-	for _, it := range pending {
+	var pending []*item
+	for _, it := range s.queue {
 		it.index = -1
+		// Items a worker waits for are finished by that worker once Close cancels it.
+		if it.waitingOn < 0 {
+			pending = append(pending, it)
+		}
 	}
+	s.queue = nil
 	s.qcond.Broadcast()
 	s.qmu.Unlock()
 	for _, it := range pending {
@@ -297,6 +303,12 @@ type item struct {
 	prio  Priority
 	seq   uint64
 	index int // in the heap; -1 once taken or removed
+	// waitingOn is the index of the device whose worker waits for memory for this item while
+	// it stays in the heap, so that an idle worker of another device can take it over; -1
+	// when no worker holds it. Guarded by the queue lock.
+	waitingOn   int
+	stealCancel context.CancelFunc
+	firstPop    uint64
 	// announced is closed once the queued event is out; workers wait for it so that one
 	// partition's events are never delivered concurrently or out of order.
 	announced chan struct{}
@@ -313,12 +325,14 @@ func (it *item) finish(res Result, err error) {
 
 type itemHeap []*item
 
-func (h itemHeap) Len() int { return len(h) }
-func (h itemHeap) Less(i, j int) bool {
-	if h[i].prio != h[j].prio {
-		return h[i].prio.Less(h[j].prio)
+func (h itemHeap) Len() int           { return len(h) }
+func (h itemHeap) Less(i, j int) bool { return h.less(h[i], h[j]) }
+
+func (itemHeap) less(a, b *item) bool {
+	if a.prio != b.prio {
+		return a.prio.Less(b.prio)
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
 }
 func (h itemHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
@@ -357,7 +371,7 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 		return Result{}, errors.New("gpu: Prove needs a work function")
 	}
 	it := &item{ctx: ctx, p: &p, work: work, prio: p.Priority(), done: make(chan struct{}),
-		announced: make(chan struct{})}
+		announced: make(chan struct{}), waitingOn: -1}
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()
@@ -377,46 +391,134 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 	case <-ctx.Done():
 	}
 	s.qmu.Lock()
-	if it.index >= 0 {
+	if it.index >= 0 && it.waitingOn < 0 {
 		heap.Remove(&s.queue, it.index)
 		s.qmu.Unlock()
 		return Result{}, ctx.Err()
 	}
 	s.qmu.Unlock()
-	// A worker holds it; its context is ctx, so it stops promptly.
+	// A worker holds it (running, or waiting for memory); its context is ctx, so it stops
+	// promptly.
 	<-it.done
 	return it.res, it.err
 }
 
-// pop takes the best queued partition, or nil once the scheduler is closed. The event Seq is
-// taken under the queue lock so that events order the pops.
-func (s *Scheduler) pop() (*item, uint64) {
+// popped is a partition a worker took: with a grant already made when it was taken over from
+// another device's waiting worker.
+type popped struct {
+	it    *item
+	seq   uint64
+	grant *Grant
+	idx   int
+	plans []Plan
+}
+
+// pop takes the best partition for device d, or returns nil once the scheduler is closed.
+// Partitions another device's worker waits for are taken over only if d can admit them at
+// once, so two starved devices never pass one back and forth. The sequence number is taken
+// under the queue lock so that events order pushes and pops.
+func (s *Scheduler) pop(d *devState) *popped {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	for len(s.queue) == 0 && !s.closed {
+	for {
+		if s.closed {
+			return nil
+		}
+		var best *item
+		var waiting []*item
+		for _, it := range s.queue {
+			switch {
+			case it.waitingOn < 0:
+				if best == nil || s.queue.less(it, best) {
+					best = it
+				}
+			case it.waitingOn != d.index:
+				waiting = append(waiting, it)
+			}
+		}
+		sort.Slice(waiting, func(i, j int) bool { return s.queue.less(waiting[i], waiting[j]) })
+		for _, it := range waiting {
+			if best != nil && s.queue.less(best, it) {
+				break
+			}
+			plans := s.planner.Candidates(it.p.Shape, s.allowResident(d, it.p))
+			g, idx, ok := d.alloc.TryAdmit(it.prio, plans)
+			if !ok {
+				continue
+			}
+			heap.Remove(&s.queue, it.index)
+			it.waitingOn = -1
+			it.stealCancel()
+			it.stealCancel = nil
+			log.Debugw("partition taken over by another device", "job", it.p.JobID, "partition", it.p.Index, "device", d.ordinal)
+			return &popped{it: it, seq: it.firstPop, grant: g, idx: idx, plans: plans}
+		}
+		if best != nil {
+			heap.Remove(&s.queue, best.index)
+			seq := s.seq.Add(1)
+			if best.firstPop == 0 {
+				best.firstPop = seq
+			}
+			return &popped{it: best, seq: best.firstPop}
+		}
 		s.qcond.Wait()
 	}
+}
+
+// waitStealable waits for memory on d with the partition back in the queue, where an idle
+// worker of another device may take it over. stolen reports that one did: the partition is
+// no longer this worker's.
+func (s *Scheduler) waitStealable(ctx context.Context, d *devState, it *item, plans []Plan) (g *Grant, idx int, stolen bool, err error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.qmu.Lock()
 	if s.closed {
-		return nil, 0
+		s.qmu.Unlock()
+		return nil, 0, false, errClosed
 	}
-	return heap.Pop(&s.queue).(*item), s.seq.Add(1)
+	it.waitingOn, it.stealCancel = d.index, cancel
+	heap.Push(&s.queue, it)
+	s.qcond.Broadcast()
+	s.qmu.Unlock()
+
+	g, idx, err = d.alloc.Admit(wctx, it.prio, plans)
+
+	s.qmu.Lock()
+	owned := it.waitingOn == d.index
+	if owned {
+		if it.index >= 0 {
+			heap.Remove(&s.queue, it.index)
+		}
+		it.waitingOn, it.stealCancel = -1, nil
+	}
+	s.qmu.Unlock()
+	if !owned {
+		if g != nil {
+			g.Release()
+		}
+		return nil, 0, true, nil
+	}
+	return g, idx, false, err
 }
 
 func (s *Scheduler) worker(d *devState, w int) {
 	defer s.wg.Done()
 	for {
-		it, seq := s.pop()
-		if it == nil {
+		pp := s.pop(d)
+		if pp == nil {
 			return
 		}
+		it := pp.it
 		<-it.announced
 		ctx, cancel := context.WithCancel(it.ctx)
 		stop := context.AfterFunc(s.ctx, cancel)
-		res, err := s.run(ctx, d, w, it, seq)
+		res, err, stolen := s.run(ctx, d, w, pp)
 		stop()
 		cancel()
 		d.setWorker(w, WorkerStatus{ID: w})
-		it.finish(res, err)
+		if !stolen {
+			it.finish(res, err)
+		}
 	}
 }
 
@@ -434,26 +536,47 @@ func (s *Scheduler) allowResident(d *devState, p *Partition) bool {
 	return need <= d.alloc.Limit()
 }
 
-func (s *Scheduler) run(ctx context.Context, d *devState, w int, it *item, popSeq uint64) (Result, error) {
-	p := it.p
-	res := Result{Device: d.ordinal, Worker: w}
-	plans := s.planner.Candidates(p.Shape, s.allowResident(d, p))
+// run proves one partition on d. stolen reports that, while it waited for memory, another
+// device's worker took it over; the caller then leaves it alone.
+func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (res Result, err error, stolen bool) {
+	it, p := pp.it, pp.it.p
+	res = Result{Device: d.ordinal, Worker: w}
+	plans := pp.plans
+	if plans == nil {
+		plans = s.planner.Candidates(p.Shape, s.allowResident(d, p))
+	}
 	first := true
 	for {
 		res.Attempts++
-		g, idx, err := d.alloc.Admit(ctx, it.prio, plans)
+		var g *Grant
+		var idx int
+		switch {
+		case first && pp.grant != nil:
+			g, idx = pp.grant, pp.idx
+		case first && len(s.devs) > 1:
+			var ok bool
+			if g, idx, ok = d.alloc.TryAdmit(it.prio, plans); !ok {
+				d.setWorker(w, WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index})
+				if g, idx, stolen, err = s.waitStealable(ctx, d, it, plans); stolen {
+					return res, nil, true
+				}
+			}
+		default:
+			g, idx, err = d.alloc.Admit(ctx, it.prio, plans)
+		}
 		if err != nil {
 			err = fmt.Errorf("admitting %s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
 			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Attempt: res.Attempts, Err: err})
-			return res, err
+			return res, err, false
 		}
 		plan := g.Plan
 		res.Plan = plan
 		ev := Event{Type: EventAdmitted, Device: d.ordinal, Worker: w, Tier: plan.Tier,
 			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts}
 		if first {
-			// The first admission carries the pop's sequence number: tests check queue order by it.
-			ev.Seq, first = popSeq, false
+			// The first admission carries the first pop's sequence number: tests check queue
+			// order by it.
+			ev.Seq, first = pp.seq, false
 		}
 		s.emit(p, ev)
 		if s.cfg.Metrics != nil {
@@ -471,12 +594,12 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, it *item, popSe
 		if err == nil {
 			s.emit(p, Event{Type: EventDone, Device: d.ordinal, Worker: w, Tier: plan.Tier,
 				SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts})
-			return res, nil
+			return res, nil, false
 		}
 		if !IsOutOfMemory(err) || ctx.Err() != nil {
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
 			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier, Attempt: res.Attempts, Err: err})
-			return res, err
+			return res, err, false
 		}
 		res.OOMs++
 		log.Warnw("unexpected gpu out-of-memory; retrying with a smaller plan", "device", d.ordinal,
@@ -491,7 +614,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, it *item, popSe
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: giving up after %d out-of-memory retries: %w",
 				p.Kind, p.Index, p.JobID, d.ordinal, res.OOMs-1, err)
 			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier, Attempt: res.Attempts, Err: err})
-			return res, err
+			return res, err, false
 		}
 		if idx+1 < len(plans) {
 			plans = plans[idx+1:]

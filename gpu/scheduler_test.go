@@ -568,3 +568,97 @@ func BenchmarkSchedulerOverhead(b *testing.B) {
 		}
 	})
 }
+
+// TestSchedulerTakeOver: a partition whose device has no memory (another process holds it)
+// is taken over by the other device's worker as soon as that one is free, instead of waiting
+// for memory that may not come back soon.
+func TestSchedulerTakeOver(t *testing.T) {
+	starved := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: 4 << 30, OthersMem: 4<<30 - 100*mib})
+	free := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 4 << 30})
+	s, log := newTestScheduler(t, Config{WorkersPerDevice: 1}, starved, free)
+	gate := &simProver{gate: make(chan struct{})}
+	blocker := make(chan Result, 1)
+	go func() {
+		res, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: KindPoRep, Shape: shapeLarge}, gate.work)
+		if err != nil {
+			t.Error(err)
+		}
+		blocker <- res
+	}()
+	waitFor(t, "the blocker runs on the free device", func() bool { return s.Allocator(1).Stats().Grants == 1 })
+
+	done := make(chan Result, 1)
+	go func() {
+		res, err := s.Prove(context.Background(), Partition{JobID: "p", Kind: KindWindowPoSt, Shape: shapeLarge}, (&simProver{}).work)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	// While it waits for memory on gpu 0 it stays in the queue, where gpu 1 can take it.
+	waitFor(t, "the partition waits on the starved device", func() bool {
+		st := s.Status()
+		w := st.Devices[0].Workers[0]
+		return st.Queued == 1 && st.Devices[0].Memory.Waiting == 1 && w.Busy && w.JobID == "p"
+	})
+	close(gate.gate)
+	if res := <-blocker; res.Device != 1 {
+		t.Fatalf("blocker ran on gpu %d", res.Device)
+	}
+	var res Result
+	select {
+	case res = <-done:
+	case <-time.After(20 * time.Second): // hang guard, not a timing assertion
+		t.Fatal("the partition was not taken over by the free device")
+	}
+	if res.Device != 1 {
+		t.Fatalf("partition ran on gpu %d, want the free gpu 1", res.Device)
+	}
+	waitFor(t, "the starved device's waiter leaves", func() bool { return s.Allocator(0).Stats().Waiting == 0 })
+	var admitted []int
+	for _, ev := range log.of(EventAdmitted) {
+		if ev.JobID == "p" {
+			admitted = append(admitted, ev.Device)
+		}
+	}
+	if len(admitted) != 1 || admitted[0] != 1 {
+		t.Fatalf("partition admitted on %v", admitted)
+	}
+	checkIdle(t, s, starved, free)
+}
+
+// TestSchedulerCloseWhileWaiting: Close fails a partition that waits for memory, once.
+func TestSchedulerCloseWhileWaiting(t *testing.T) {
+	for _, ndev := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d devices", ndev), func(t *testing.T) {
+			var devs []*SimDevice
+			for i := range ndev {
+				devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 4 << 30, OthersMem: 4<<30 - 100*mib}))
+			}
+			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 1}, devs...)
+			errc := make(chan error, 2)
+			for range 2 {
+				go func() {
+					_, err := s.Prove(context.Background(), Partition{JobID: "p", Shape: shapeLarge}, (&simProver{}).work)
+					errc <- err
+				}()
+			}
+			waitFor(t, "partitions wait", func() bool {
+				n := 0
+				for i := range devs {
+					n += s.Allocator(i).Stats().Waiting
+				}
+				return n == ndev && s.Status().Queued >= 2-ndev
+			})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if err := <-errc; err == nil {
+					t.Fatal("Prove succeeded after Close")
+				}
+			}
+			checkIdle(t, s, devs...)
+		})
+	}
+}
