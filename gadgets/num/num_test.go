@@ -202,3 +202,26 @@ func TestNum(t *testing.T) {
 }
 
 func ptr(e fr.Element) *fr.Element { return &e }
+
+// bellpepper test_cs: a·b = product; §13 gives its TestConstraintSystem::hash().
+func TestBellpepperTestCS(t *testing.T) {
+	sys := cs.NewTestConstraintSystem()
+	sys.Push("a")
+	a, _ := Alloc(sys, fr.NewElement(10))
+	sys.Pop()
+	sys.Push("b")
+	b, _ := Alloc(sys, fr.NewElement(4))
+	sys.Pop()
+	p, _ := sys.AllocValue("product", ptr(fr.NewElement(40)))
+	sys.Enforce("mult", a.LC(), b.LC(), cs.LCOf(p))
+	if !sys.IsSatisfied() || sys.NumConstraints() != 1 || get(t, sys, "product") != 40 {
+		t.Fatal("test_cs circuit")
+	}
+	if h := sys.Hash(); h != "85b87cd6cd6b828612bccc9d4a2dad373914e8c9ed53925bcac9e7ad58701975" {
+		t.Fatalf("hash %s", h)
+	}
+	_ = sys.Set("a/num", fr.NewElement(4))
+	if p, _ := sys.WhichIsUnsatisfied(); p != "mult" {
+		t.Fatalf("caught at %q", p)
+	}
+}

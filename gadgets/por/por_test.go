@@ -232,7 +232,14 @@ func TestNoChallengeInput(t *testing.T) {
 	for _, tc := range []struct {
 		shape  merkle.Shape
 		leaves int
-	}{{merkle.Shape{Base: 8}, 64}, {merkle.Shape{Base: 8, Sub: 8}, 512}, {merkle.Shape{Base: 8, Sub: 4, Top: 2}, 512}} {
+	}{
+		// test_por_no_challenge_input_{2kib_8_0_0, 2kib_8_8_0, 8kib_8_4_0, 8kib_8_4_2, 32kib_8_8_2}
+		{merkle.Shape{Base: 8}, 64},
+		{merkle.Shape{Base: 8, Sub: 8}, 64},
+		{merkle.Shape{Base: 8, Sub: 4}, 256},
+		{merkle.Shape{Base: 8, Sub: 4, Top: 2}, 512},
+		{merkle.Shape{Base: 8, Sub: 8, Top: 2}, 1024},
+	} {
 		tr := buildTree(t, merkle.Poseidon{}, tc.shape, tc.leaves)
 		challenge := tc.leaves/3 + 1
 		p, _ := tr.Proof(challenge)
