@@ -10,8 +10,8 @@ import (
 	"github.com/snarkd/snarkd/gadgets/internal/gadgettest"
 	"github.com/snarkd/snarkd/gadgets/internal/xorshift"
 	"github.com/snarkd/snarkd/gadgets/multipack"
-	"github.com/snarkd/snarkd/gadgets/sha256"
 	"github.com/snarkd/snarkd/gadgets/sha254"
+	"github.com/snarkd/snarkd/gadgets/sha256"
 	"github.com/snarkd/snarkd/gadgets/u32"
 )
 
