@@ -662,3 +662,75 @@ func TestSchedulerCloseWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// TestSqueezeRehearsal rehearses issue 6's H200 run on a simulated 139.8 GiB card: another
+// process leaves only N GiB. For each N it records the plans admission grants to a first
+// partition and to a second one running beside it, checks that the first degrades as N shrinks
+// (with the whole card free: full, SRS resident), and proves five partitions with two workers
+// to completion.
+func TestSqueezeRehearsal(t *testing.T) {
+	const h200 = 150_109_880_320 // bytes, as the H200's driver reports
+	shapeOf := func(lg uint32) Shape {
+		n := uint64(1) << lg
+		return Shape{LogDomain: lg, SRSKey: fmt.Sprintf("synthetic-2^%d", lg),
+			Points: [numQueries]uint64{n - 1, n - n/16, n - n/32, n / 4, n / 4}}
+	}
+	rankOf := func(p Plan) int { // resident full 0 … streamed minimal 5
+		if p.SRSResident {
+			return int(p.Tier)
+		}
+		return 3 + int(p.Tier)
+	}
+	for _, lg := range []uint32{24, 25, 26} {
+		shape := shapeOf(lg)
+		prevRank := 0
+		for _, left := range []float64{0, 13, 9, 5, 2.5} { // GiB left to snarkd; 0: the whole card
+			others := uint64(0)
+			if left > 0 {
+				others = h200 - uint64(left*(1<<30))
+			}
+			if left > 0 && needOf(shape, TierMinimal, false) > uint64(left*(1<<30))-DefaultHeadroom {
+				t.Logf("2^%d, %.1f GiB left: the minimal plan (%s) cannot fit", lg, left,
+					FormatBytes(needOf(shape, TierMinimal, false)))
+				continue
+			}
+			dev := NewSimDevice(SimConfig{TotalMem: h200, OthersMem: others})
+			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true}, dev)
+			d := s.devs[0]
+			plans := s.planner.Candidates(shape, s.allowResident(d, &Partition{Shape: shape}))
+			first, _, ok := d.alloc.TryAdmit(Priority{}, plans)
+			if !ok {
+				t.Fatalf("2^%d, %.1f GiB left: nothing admitted on an otherwise idle device", lg, left)
+			}
+			second := "waits"
+			if g, _, ok := d.alloc.TryAdmit(Priority{}, plans); ok {
+				second = g.Plan.String()
+				g.Release()
+			}
+			t.Logf("2^%d, %4.1f GiB left: first %s; beside it %s", lg, left, first.Plan, second)
+			if left == 0 && rankOf(first.Plan) != 0 {
+				t.Errorf("2^%d on a free card: %s, want full with the SRS resident", lg, first.Plan)
+			}
+			if r := rankOf(first.Plan); r < prevRank {
+				t.Errorf("2^%d: the plan improved as memory shrank to %.1f GiB", lg, left)
+			} else {
+				prevRank = r
+			}
+			first.Release()
+
+			var wg sync.WaitGroup
+			for p := range 5 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := s.Prove(context.Background(), Partition{JobID: "squeeze", Kind: KindPoRep, Index: p, Shape: shape},
+						(&simProver{}).work); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			checkIdle(t, s, dev)
+		}
+	}
+}
