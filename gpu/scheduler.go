@@ -80,9 +80,13 @@ type Partition struct {
 	OnEvent func(Event)
 }
 
-// Priority is the partition's place in the queue.
+// Priority is the partition's place in the queue. A zero Submitted sorts first in its class.
 func (p *Partition) Priority() Priority {
-	return Priority{Class: p.Kind.Class(), Submitted: p.Submitted.UnixNano(), JobID: p.JobID, Index: p.Index}
+	var at int64
+	if !p.Submitted.IsZero() {
+		at = p.Submitted.UnixNano()
+	}
+	return Priority{Class: p.Kind.Class(), Submitted: at, JobID: p.JobID, Index: p.Index}
 }
 
 // EventType names a scheduler event.

@@ -734,3 +734,25 @@ func TestSqueezeRehearsal(t *testing.T) {
 		}
 	}
 }
+
+func TestPriorityOrder(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	// Each partition ranks before the next.
+	ordered := []Partition{
+		{Kind: KindWinningPoSt, Submitted: t0.Add(time.Hour), JobID: "z"},
+		{Kind: KindWindowPoSt, JobID: "a"}, // zero time: first of its class
+		{Kind: KindWindowPoSt, Submitted: t0, JobID: "b"},
+		{Kind: KindSnapDeals, Submitted: t0, JobID: "a", Index: 3},
+		{Kind: KindPoRep, Submitted: t0, JobID: "b", Index: 0},
+		{Kind: KindPoRep, Submitted: t0, JobID: "b", Index: 1},
+		{Kind: KindPoRep, Submitted: t0.Add(time.Second), JobID: "a", Index: 0},
+	}
+	for i := range ordered {
+		for j := range ordered {
+			pi, pj := ordered[i].Priority(), ordered[j].Priority()
+			if got, want := pi.Less(pj), i < j; got != want {
+				t.Errorf("%+v < %+v = %v, want %v", pi, pj, got, want)
+			}
+		}
+	}
+}
