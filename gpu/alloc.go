@@ -61,10 +61,10 @@ type ResidentStat struct {
 	Loaded bool   `json:"loaded"`
 }
 
-// AccountingAllocator is the accounting allocator of one device and the only path to its memory. It
-// knows the device's total, the usage of other processes (sampled from the driver at start
-// and refreshed), a headroom, and every reservation it granted; admission never grants more
-// than total − others − headroom − reserved.
+// AccountingAllocator is the accounting allocator of one device and the only path to its
+// memory. It knows the device's total, the usage of other processes (sampled from the driver
+// at start and refreshed), a headroom, and every reservation it granted; admission never
+// grants more than total − others − headroom − reserved.
 type AccountingAllocator struct {
 	dev      Device
 	ordinal  int

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -454,7 +455,8 @@ func (s *Scheduler) pop(d *devState) *popped {
 			it.waitingOn = -1
 			it.stealCancel()
 			it.stealCancel = nil
-			log.Debugw("partition taken over by another device", "job", it.p.JobID, "partition", it.p.Index, "device", d.ordinal)
+			log.Debugw("partition taken over by another device",
+				"job", it.p.JobID, "partition", it.p.Index, "device", d.ordinal)
 			return &popped{it: it, seq: it.firstPop, grant: g, idx: idx, plans: plans}
 		}
 		if best != nil {
@@ -516,7 +518,7 @@ func (s *Scheduler) worker(d *devState, w int) {
 		<-it.announced
 		ctx, cancel := context.WithCancel(it.ctx)
 		stop := context.AfterFunc(s.ctx, cancel)
-		res, err, stolen := s.run(ctx, d, w, pp)
+		res, stolen, err := s.run(ctx, d, w, pp)
 		stop()
 		cancel()
 		d.setWorker(w, WorkerStatus{ID: w})
@@ -542,7 +544,7 @@ func (s *Scheduler) allowResident(d *devState, p *Partition) bool {
 
 // run proves one partition on d. stolen reports that, while it waited for memory, another
 // device's worker took it over; the caller then leaves it alone.
-func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (res Result, err error, stolen bool) {
+func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (res Result, stolen bool, err error) {
 	it, p := pp.it, pp.it.p
 	res = Result{Device: d.ordinal, Worker: w}
 	plans := pp.plans
@@ -560,18 +562,19 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		case first && len(s.devs) > 1:
 			var ok bool
 			if g, idx, ok = d.alloc.TryAdmit(it.prio, plans); !ok {
-				d.setWorker(w, WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index})
+				d.setWorker(w, busy(w, p))
 				if g, idx, stolen, err = s.waitStealable(ctx, d, it, plans); stolen {
-					return res, nil, true
+					return res, true, nil
 				}
 			}
 		default:
 			g, idx, err = d.alloc.Admit(ctx, it.prio, plans)
 		}
 		if err != nil {
-			err = fmt.Errorf("admitting %s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
+			err = fmt.Errorf("admitting %s partition %d of job %s on gpu %d: %w",
+				p.Kind, p.Index, p.JobID, d.ordinal, err)
 			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Attempt: res.Attempts, Err: err})
-			return res, err, false
+			return res, false, err
 		}
 		plan := g.Plan
 		res.Plan = plan
@@ -590,20 +593,21 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 
 		err = g.Prepare()
 		if err == nil {
-			err = it.work(ctx, &Run{Partition: p, Device: d.dev, Ordinal: d.ordinal, Plan: plan,
+			err = callWork(ctx, it.work, &Run{Partition: p, Device: d.dev, Ordinal: d.ordinal, Plan: plan,
 				Attempt: res.Attempts, Pinned: s.pinned, grant: g, kernel: d.kernel})
 		}
 		g.Release()
-		d.setWorker(w, WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index})
+		d.setWorker(w, busy(w, p))
 		if err == nil {
 			s.emit(p, Event{Type: EventDone, Device: d.ordinal, Worker: w, Tier: plan.Tier,
 				SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts})
-			return res, nil, false
+			return res, false, nil
 		}
 		if !IsOutOfMemory(err) || ctx.Err() != nil {
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
-			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier, Attempt: res.Attempts, Err: err})
-			return res, err, false
+			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier,
+				Attempt: res.Attempts, Err: err})
+			return res, false, err
 		}
 		res.OOMs++
 		log.Warnw("unexpected gpu out-of-memory; retrying with a smaller plan", "device", d.ordinal,
@@ -617,8 +621,9 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		if res.OOMs > s.cfg.MaxOOMRetries {
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: giving up after %d out-of-memory retries: %w",
 				p.Kind, p.Index, p.JobID, d.ordinal, res.OOMs-1, err)
-			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier, Attempt: res.Attempts, Err: err})
-			return res, err, false
+			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier,
+				Attempt: res.Attempts, Err: err})
+			return res, false, err
 		}
 		if idx+1 < len(plans) {
 			plans = plans[idx+1:]
@@ -626,6 +631,22 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 			plans = plans[len(plans)-1:]
 		}
 	}
+}
+
+// callWork runs a WorkFunc, turning a panic into an error so that one bad partition cannot
+// take the daemon down; the grant is released by the caller either way.
+func callWork(ctx context.Context, work WorkFunc, run *Run) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Errorw("gpu partition work panicked", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("gpu: partition work panicked: %v", r)
+		}
+	}()
+	return work(ctx, run)
+}
+
+func busy(w int, p *Partition) WorkerStatus {
+	return WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index}
 }
 
 func (d *devState) grant(w int, p *Partition, plan Plan) {

@@ -756,3 +756,21 @@ func TestPriorityOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSchedulerWorkPanics(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
+	s, log := newTestScheduler(t, Config{}, dev)
+	_, err := s.Prove(context.Background(), Partition{JobID: "j", Shape: shapeSmall},
+		func(context.Context, *Run) error { panic("kernel binding bug") })
+	if err == nil || IsOutOfMemory(err) {
+		t.Fatalf("Prove = %v, want the panic as an error", err)
+	}
+	if ev := log.of(EventFailed); len(ev) != 1 {
+		t.Fatalf("failed events %+v", ev)
+	}
+	// The scheduler keeps working.
+	if _, err := s.Prove(context.Background(), Partition{JobID: "k", Shape: shapeSmall}, (&simProver{}).work); err != nil {
+		t.Fatal(err)
+	}
+	checkIdle(t, s, dev)
+}
