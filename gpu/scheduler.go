@@ -604,6 +604,10 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 			return res, false, nil
 		}
 		if !IsOutOfMemory(err) || ctx.Err() != nil {
+			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+				// Cancelled while failing: the caller must see the cancellation.
+				err = fmt.Errorf("%w: %w", cerr, err)
+			}
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: %w", p.Kind, p.Index, p.JobID, d.ordinal, err)
 			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier,
 				Attempt: res.Attempts, Err: err})

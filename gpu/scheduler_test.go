@@ -774,3 +774,79 @@ func TestSchedulerWorkPanics(t *testing.T) {
 	}
 	checkIdle(t, s, dev)
 }
+
+// TestSchedulerChaos mixes everything that can go wrong at once on 2 devices × 2 workers:
+// devices starved by other processes for a while (so partitions wait and are taken over),
+// injected allocation failures on both, and partitions cancelled while queued, waiting or
+// running. Every Prove must return (success or its own cancellation), kernels must never
+// overlap, and the books must end empty.
+func TestSchedulerChaos(t *testing.T) {
+	var devs []*SimDevice
+	for i := range 2 {
+		devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 3 * needOf(shapeLarge, TierFull, false),
+			PinnedBandwidth: 1e13, PageableBandwidth: 1e12, KernelLatency: 2 * time.Microsecond}))
+	}
+	s, _ := newTestScheduler(t, Config{SRSResidency: true, MaxOOMRetries: 1000, PinnedBudget: 96 * mib,
+		ResidentTTL: -1, Allocator: AllocatorConfig{Headroom: 32 * mib}}, devs...)
+	guard, stopGuard := context.WithTimeout(context.Background(), 45*time.Second) // deadlock guard
+	defer stopGuard()
+	rng := rand.New(rand.NewSource(7))
+	sp := &simProver{}
+	var wg sync.WaitGroup
+	var cancelled, succeeded atomic.Int32
+	shapes := []Shape{shapeSmall, shapeMedium, shapeLarge}
+	kinds := []ProofKind{KindWinningPoSt, KindWindowPoSt, KindPoRep, KindSnapDeals}
+	for i := range 150 {
+		ctx, cancel := context.WithCancel(guard)
+		cancelAfter := time.Duration(-1)
+		if rng.Intn(5) == 0 {
+			cancelAfter = time.Duration(rng.Intn(400)) * time.Microsecond
+		}
+		p := Partition{JobID: fmt.Sprintf("job-%03d", i/4), Kind: kinds[rng.Intn(len(kinds))], Index: i % 4,
+			Submitted: time.Now(), Shape: shapes[rng.Intn(len(shapes))]}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cancel()
+			if cancelAfter >= 0 {
+				time.AfterFunc(cancelAfter, cancel)
+			}
+			_, err := s.Prove(ctx, p, sp.work)
+			switch {
+			case err == nil:
+				succeeded.Add(1)
+			case errors.Is(err, context.Canceled):
+				cancelled.Add(1)
+			default:
+				t.Errorf("%s/%d: %v", p.JobID, p.Index, err)
+			}
+		}()
+		d := devs[rng.Intn(2)]
+		switch rng.Intn(6) {
+		case 0:
+			d.InjectAllocFailures(1 + rng.Intn(2))
+		case 1: // another process takes almost the whole card for a while
+			d.SetOthers(d.Info().TotalMem - 64*mib)
+		case 2:
+			d.SetOthers(0)
+		}
+		time.Sleep(time.Duration(rng.Intn(200)) * time.Microsecond)
+	}
+	for _, d := range devs {
+		d.SetOthers(0)
+	}
+	wg.Wait()
+	if guard.Err() != nil {
+		t.Fatal("partitions still unfinished: deadlock")
+	}
+	t.Logf("%d succeeded, %d cancelled", succeeded.Load(), cancelled.Load())
+	if succeeded.Load() == 0 || succeeded.Load()+cancelled.Load() != 150 {
+		t.Fatalf("%d succeeded + %d cancelled of 150", succeeded.Load(), cancelled.Load())
+	}
+	for i, d := range devs {
+		if n := d.Stats().MaxConcurrentLaunches; n > 1 {
+			t.Errorf("gpu %d ran %d kernels at once", i, n)
+		}
+	}
+	checkIdle(t, s, devs...)
+}
