@@ -207,7 +207,7 @@ func TestWorkerConnectCommand(t *testing.T) {
 	bin := buildDaemon(t)
 	m := newStandIn(t, 100*time.Millisecond)
 	repo := t.TempDir()
-	startDaemon(t, bin, repo, lotusEnv)
+	d := startDaemon(t, bin, repo, lotusEnv)
 	out, err := runCLI(bin, repo, "worker", "connect", "--miner-api-info", m.apiInfo())
 	if err != nil || !strings.Contains(out, "registered with lotus-miner") {
 		t.Fatalf("worker connect: %v\n%s", err, out)
@@ -225,4 +225,12 @@ func TestWorkerConnectCommand(t *testing.T) {
 	if err != nil || !strings.Contains(st, "connected") || strings.Contains(st, "NOT connected") {
 		t.Fatalf("status after failed connect: %v\n%s", err, st)
 	}
+	// The attachment survives a crash: the restarted daemon registers again by itself.
+	first, _ := m.worker()
+	d.kill()
+	startDaemon(t, bin, repo, lotusEnv)
+	waitFor(t, "registration after the daemon restart", func() bool {
+		w, ok := m.worker()
+		return ok && w.Session != first.Session
+	})
 }

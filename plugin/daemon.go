@@ -3,6 +3,8 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -24,6 +26,15 @@ const JournalFile = "jobs.db"
 
 // ParamsDir holds generated test-circuit parameters inside the repo.
 const ParamsDir = "params"
+
+// MinerFile remembers the miner attached with MinerAttach (`snarkd worker connect`), so that a
+// restarted daemon registers again and can deliver the results it still holds.
+const MinerFile = "lotus-miner.json"
+
+type minerRecord struct {
+	APIInfo   string
+	WorkerURL string
+}
 
 // Options are what the daemon needs besides its configuration.
 type Options struct {
@@ -54,6 +65,7 @@ type Daemon struct {
 	server   *Server
 	cancel   context.CancelFunc
 	name     string
+	repo     string
 
 	deliverer *lotus.Deliverer
 }
@@ -93,7 +105,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	verifier := auth.NewVerifier(secret, cfg.Lotus.AuthCacheTTL.D())
 	d := &Daemon{
 		cfg: cfg, backend: opts.BackendName, secret: secret, verifier: verifier, journal: j,
-		pipeline: pipe, jobs: m, cancel: cancel, name: name,
+		pipeline: pipe, jobs: m, cancel: cancel, name: name, repo: opts.Repo,
 	}
 	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
@@ -104,7 +116,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		devices = []rpcapi.DeviceStatus{{Name: "cpu"}}
 	}
 	d.prover = &ProverAPI{Backend: opts.BackendName, jobs: m, params: pipe.Params(), attacher: d.attacher,
-		started: time.Now(), devices: devices}
+		started: time.Now(), devices: devices, remember: d.rememberMiner}
 	d.server = New(cfg, Handlers{
 		Prover: d.prover, Worker: d.worker, Verify: verifier.Verify,
 		Metrics: http.HandlerFunc(d.metrics), Status: http.HandlerFunc(d.status),
@@ -131,9 +143,20 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		}
 	}
 	d.prover.workerURL = workerURL
-	if d.cfg.Lotus.MinerAPIInfo != "" {
+	switch rec, err := d.rememberedMiner(); {
+	case d.cfg.Lotus.MinerAPIInfo != "":
 		if err := d.attacher.Attach(ctx, d.cfg.Lotus.MinerAPIInfo, workerURL, false); err != nil {
 			return err
+		}
+	case err != nil:
+		log.Warnw("ignoring the remembered lotus-miner", "file", MinerFile, "err", err)
+	case rec != nil:
+		if rec.WorkerURL != "" {
+			workerURL = rec.WorkerURL
+		}
+		log.Infow("registering again with the lotus-miner attached before the restart", "worker", workerURL)
+		if err := d.attacher.Attach(ctx, rec.APIInfo, workerURL, false); err != nil {
+			log.Warnw("remembered lotus-miner", "err", err)
 		}
 	}
 	return d.server.Serve(ctx, ln, grace)
@@ -149,6 +172,34 @@ func (d *Daemon) Close() {
 	if err := d.journal.Close(); err != nil {
 		log.Warnw("closing journal", "err", err)
 	}
+}
+
+// rememberMiner records a successful MinerAttach for the next start (0600: it holds a token).
+func (d *Daemon) rememberMiner(apiInfo, workerURL string) error {
+	b, err := json.Marshal(minerRecord{APIInfo: apiInfo, WorkerURL: workerURL})
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(d.repo, MinerFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("remembering the miner: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(d.repo, MinerFile))
+}
+
+func (d *Daemon) rememberedMiner() (*minerRecord, error) {
+	b, err := os.ReadFile(filepath.Join(d.repo, MinerFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec minerRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, err
+	}
+	return &rec, nil
 }
 
 func jsonEncoder(w io.Writer) *json.Encoder {

@@ -28,6 +28,7 @@ type ProverAPI struct {
 	workerURL string
 	started   time.Time
 	devices   []rpcapi.DeviceStatus
+	remember  func(apiInfo, workerURL string) error
 }
 
 var _ rpcapi.Prover = (*ProverAPI)(nil)
@@ -132,10 +133,19 @@ func (p *ProverAPI) MinerAttach(ctx context.Context, minerAPIInfo, workerURL str
 	if p.attacher == nil {
 		return errors.New("this daemon has no Lotus worker API")
 	}
+	// An explicit URL is remembered as given; a derived one is derived again at the next start,
+	// whose listen address may differ.
+	explicit := workerURL
 	if workerURL == "" {
 		workerURL = p.workerURL
 	}
-	return p.attacher.Attach(ctx, minerAPIInfo, workerURL, true)
+	if err := p.attacher.Attach(ctx, minerAPIInfo, workerURL, true); err != nil {
+		return err
+	}
+	if p.remember != nil {
+		return p.remember(minerAPIInfo, explicit)
+	}
+	return nil
 }
 
 // proveFFI runs an ffi-shaped call as a job keyed by its content.
