@@ -134,6 +134,23 @@ func TestCLIProveFlow(t *testing.T) {
 		t.Fatalf("prove c2 again: %v\n%s", err, stderr)
 	}
 
+	// Cancel a job through the CLI: submit without waiting, cancel, and see it cancelled.
+	out, stderr, err = cli("prove", "test", "--constraints", "8192", "--seed", "77", "--no-wait")
+	if err != nil {
+		t.Fatalf("prove --no-wait: %v\n%s", err, stderr)
+	}
+	id := strings.TrimSpace(out)
+	if out, _, err = cli("prove", "cancel", id); err != nil || !strings.Contains(out, "cancelled") {
+		t.Fatalf("prove cancel: %v %s", err, out)
+	}
+	_, stderr, err = cli("prove", "await", id)
+	if err == nil || !strings.Contains(stderr, "was cancelled") {
+		t.Fatalf("await cancelled job: %v\n%s", err, stderr)
+	}
+	if out, _, _ = cli("jobs", "--state", "cancelled", "--json"); !strings.Contains(out, id) {
+		t.Fatalf("cancelled job not listed:\n%s", out)
+	}
+
 	// A token from `auth api-info` works for a client.
 	out, _, err = cli("auth", "api-info", "--perm", "read")
 	if err != nil || !strings.HasPrefix(out, "SNARKD_API_INFO=ey") {

@@ -359,6 +359,9 @@ func (m *Manager) run(e *entry) {
 	e.rec.Job.Started = time.Now()
 	e.rec.Job.Timings.QueueWaitMs = uint64(e.rec.Job.Started.Sub(e.rec.Job.Submitted).Milliseconds())
 	m.busy[e.rec.Job.ID] = true
+	if e.cancelBy {
+		cancel() // cancelled between leaving the queue and starting
+	}
 	rec := e.rec
 	m.mu.Unlock()
 	defer func() {
