@@ -1,0 +1,19 @@
+//go:build !cuda
+
+package main
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+)
+
+func benchGPUCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "gpu",
+		Usage: "time the CUDA kernels (needs a binary built with `make cuda`)",
+		Action: func(*cli.Context) error {
+			return errors.New("bench gpu: snarkd was built without CUDA support (build it with `make cuda`)")
+		},
+	}
+}
