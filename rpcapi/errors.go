@@ -13,17 +13,19 @@ import (
 // dynamic type, so servers must return these pointers unwrapped.
 var RPCErrors = jsonrpc.NewErrors()
 
-// Error codes of the typed errors (JSON-RPC "code").
+// Error codes of the typed errors (JSON-RPC "code"). They start at 1001 because a lotus-miner
+// decodes the worker's errors with Lotus's own registry, which uses 2..13 (code 2 is "call ran
+// out of gas"): a code of ours there would reach the miner as a different error.
 const (
-	CodePermission      = jsonrpc.FirstUserCode + iota // 2
-	CodeBadRequest                                     // 3
-	CodeNotSupportedYet                                // 4
-	CodeQueueFull                                      // 5
-	CodeJobNotFound                                    // 6
-	CodeRequestConflict                                // 7
-	CodeJobFailed                                      // 8
-	CodeJobCancelled                                   // 9
-	CodeShuttingDown                                   // 10
+	CodePermission      jsonrpc.ErrorCode = 1001 + iota
+	CodeBadRequest                        // 1002
+	CodeNotSupportedYet                   // 1003
+	CodeQueueFull                         // 1004
+	CodeJobNotFound                       // 1005
+	CodeRequestConflict                   // 1006
+	CodeJobFailed                         // 1007
+	CodeJobCancelled                      // 1008
+	CodeShuttingDown                      // 1009
 )
 
 func init() {

@@ -169,3 +169,14 @@ func TestProxyStructsCoverInterfaces(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorCodesClearOfLotus: a lotus-miner decodes worker errors with Lotus's registry
+// (api/api_errors.go: FirstUserCode+0..11, -32005, -32002); our codes must not land there.
+func TestErrorCodesClearOfLotus(t *testing.T) {
+	for _, c := range []int{int(CodePermission), int(CodeBadRequest), int(CodeNotSupportedYet), int(CodeQueueFull),
+		int(CodeJobNotFound), int(CodeRequestConflict), int(CodeJobFailed), int(CodeJobCancelled), int(CodeShuttingDown)} {
+		if (c >= 2 && c <= 13) || c == -32005 || c == -32002 || c == 1 || c == 0 {
+			t.Errorf("error code %d collides with Lotus's registry", c)
+		}
+	}
+}
