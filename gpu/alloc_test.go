@@ -185,15 +185,16 @@ func TestAdmitWaitsForRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A WinningPoSt-class partition needing 300 MiB waits; a PoRep-class one needing 100 MiB,
-	// which would fit now, arrives later and must not overtake it.
+	// A WinningPoSt-class partition needing 450 MiB waits; a PoRep-class one needing 100 MiB,
+	// which would fit now, arrives later and must not overtake it. The two cannot hold their
+	// memory together, so the order of the channel is the order of the grants.
 	order := make(chan string, 2)
 	var wg sync.WaitGroup
 	for i, w := range []struct {
 		name  string
 		prio  Priority
 		bytes uint64
-	}{{"winning", Priority{Class: 0}, 300 * mib}, {"porep", Priority{Class: 2}, 100 * mib}} {
+	}{{"winning", Priority{Class: 0}, 450 * mib}, {"porep", Priority{Class: 2}, 100 * mib}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

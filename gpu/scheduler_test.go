@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	logging "github.com/ipfs/go-log/v2"
 )
 
 // Shapes of the test partitions: small enough for megabyte-sized simulated GPUs.
@@ -758,6 +760,11 @@ func TestPriorityOrder(t *testing.T) {
 }
 
 func TestSchedulerWorkPanics(t *testing.T) {
+	// The panic is logged with its stack; keep the test output quiet.
+	if err := logging.SetLogLevel("snarkd/gpu", "fatal"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = logging.SetLogLevel("snarkd/gpu", "info") }()
 	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
 	s, log := newTestScheduler(t, Config{}, dev)
 	_, err := s.Prove(context.Background(), Partition{JobID: "j", Shape: shapeSmall},
