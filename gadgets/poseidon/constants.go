@@ -66,7 +66,9 @@ func (h HashType) DomainTag(arity int) (fr.Element, error) {
 // SnapDealsType is HashType::Custom(CType::Arbitrary(1)), tag 2^40.
 var SnapDealsType = HashType{Kind: Custom, Param: 1}
 
-// Constants holds everything a permutation of one arity needs.
+// Constants holds everything a permutation of one arity needs. Its slices
+// are shared between all Constants of one (arity, strength) and must be
+// treated as read-only.
 type Constants struct {
 	Arity, Width                              int
 	FullRounds, HalfFullRounds, PartialRounds int
