@@ -15,6 +15,7 @@ const (
 	Strengthened
 )
 
+// String names the strength as neptune prints it.
 func (s Strength) String() string {
 	switch s {
 	case Standard:
