@@ -121,3 +121,33 @@ func (d *HardwareDevice) Launch(ctx context.Context, name string, fn func() erro
 	}
 	return nil
 }
+
+// NativeSizer sizes kernel memory with the native layer's own layouts on device Ordinal
+// (snarkd_ntt_domain_bytes, snarkd_msm_plan_make), so plans book exactly what the kernels use.
+// Workspace depends on the device only through its SM count.
+type NativeSizer struct{ Ordinal int }
+
+// NTTDomainBytes implements Sizer.
+func (NativeSizer) NTTDomainBytes(logN uint32) uint64 { return NTTDomainBytes(uint(logN)) }
+
+// MSMWorkspace implements Sizer; where the native plan refuses the shape it falls back to the
+// model (the MSM itself will then fail loudly).
+func (s NativeSizer) MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog uint32) uint64 {
+	if npoints == 0 {
+		return 0
+	}
+	r := &MSMRequest{N: int(npoints), Split01: flags&MSMSplit01 != 0, ChunkLog: uint(chunkLog)}
+	// Sizing only asks where the vectors live; any non-zero address means "on the device".
+	if flags&MSMPointsOnHost == 0 {
+		r.PointsDevice = 1
+	}
+	if flags&MSMScalarsOnHost == 0 {
+		r.ScalarsDevice = 1
+	}
+	ws, err := MSMWorkspaceBytes(s.Ordinal, c, r)
+	if err != nil {
+		log.Warnw("native MSM plan failed; sizing by the model", "device", s.Ordinal, "points", npoints, "err", err)
+		return ModelSizer{}.MSMWorkspace(c, npoints, flags, chunkLog)
+	}
+	return ws
+}

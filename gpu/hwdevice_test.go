@@ -63,3 +63,34 @@ func TestHardwareDeviceAccounting(t *testing.T) {
 		t.Fatalf("books after release: %+v", st)
 	}
 }
+
+// TestNativeSizer plans a 32 GiB PoRep partition with the kernels' own workspace sizes.
+func TestNativeSizer(t *testing.T) {
+	if n, err := DeviceCount(); err != nil || n == 0 {
+		t.Skip("no CUDA device visible")
+	}
+	sz := NativeSizer{Ordinal: 0}
+	for _, tc := range []struct {
+		c     Curve
+		n     uint64
+		flags MSMFlags
+	}{
+		{G1, 1<<27 - 1, MSMPointsOnHost},
+		{G1, 130_000_000, MSMSplit01 | MSMPointsOnHost | MSMScalarsOnHost},
+		{G2, 33_000_000, MSMSplit01},
+	} {
+		native := sz.MSMWorkspace(tc.c, tc.n, tc.flags, 22)
+		model := ModelSizer{}.MSMWorkspace(tc.c, tc.n, tc.flags, 22)
+		t.Logf("MSM G%d n=%d flags=%d: native %s, model %s", tc.c, tc.n, tc.flags, FormatBytes(native), FormatBytes(model))
+		if native == 0 {
+			t.Errorf("native workspace of %d points is zero", tc.n)
+		}
+	}
+	cands := Planner{Sizer: sz}.Candidates(porepShape, true)
+	for i, p := range cands {
+		t.Logf("%-40s need %s", p, FormatBytes(p.Need()))
+		if i > 0 && p.SRSResident == cands[i-1].SRSResident && p.Need() >= cands[i-1].Need() {
+			t.Errorf("candidate %s is not smaller than %s", p, cands[i-1])
+		}
+	}
+}
