@@ -207,6 +207,9 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 				if len(pe.Siblings) != arity-1 {
 					return fmt.Errorf("por: level %d has %d siblings for arity %d", i, len(pe.Siblings), arity)
 				}
+				if pe.Index < 0 || pe.Index >= arity {
+					return fmt.Errorf("por: level %d index %d outside arity %d", i, pe.Index, arity)
+				}
 			} else {
 				pe = merkle.PathElement{Siblings: make([]fr.Element, arity-1)}
 			}

@@ -131,6 +131,30 @@ func TestPoRCircuit(t *testing.T) {
 	}
 }
 
+func TestPoRBadPath(t *testing.T) {
+	tr := buildTree(t, merkle.Poseidon{}, merkle.Shape{Base: 4}, 64)
+	p, _ := tr.Proof(5)
+	levels, _ := BaseLevels(merkle.Shape{Base: 4}, 64)
+	for name, mutate := range map[string]func(c *Circuit){
+		"index":    func(c *Circuit) { c.Path[1].Index = 4 },
+		"siblings": func(c *Circuit) { c.Path[0].Siblings = c.Path[0].Siblings[:2] },
+		"levels":   func(c *Circuit) { c.Path = c.Path[:2] },
+		"shape":    func(c *Circuit) { c.Shape = merkle.Shape{Base: 3} },
+	} {
+		path := make([]merkle.PathElement, len(p.Path))
+		copy(path, p.Path)
+		c := &Circuit{Hasher: PoseidonHasher{}, Shape: merkle.Shape{Base: 4}, BaseLevels: levels,
+			Leaf: Value{Val: p.Leaf}, Path: path, Root: Value{Val: p.Root}}
+		mutate(c)
+		if err := c.Synthesize(cs.NewTestConstraintSystem()); err == nil {
+			t.Errorf("%s: bad path accepted", name)
+		}
+	}
+	if _, err := BaseLevels(merkle.Shape{Base: 8}, 100); err == nil {
+		t.Error("100 leaves accepted for arity 8")
+	}
+}
+
 // insertion.rs test_insert / test_select constraint counts.
 func TestInsertSelect(t *testing.T) {
 	for _, tc := range []struct{ size, insert int }{{2, 2}, {4, 8}, {8, 22}, {16, 240}} {
