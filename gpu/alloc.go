@@ -393,7 +393,7 @@ func (a *AccountingAllocator) EvictUnusedSince(t time.Time, all bool) uint64 {
 func (a *AccountingAllocator) freeResident(e *residentEntry) {
 	e.lock <- struct{}{}
 	ptr := e.ptr
-	e.ptr = 0
+	e.ptr, e.handle = 0, nil
 	a.mu.Lock()
 	e.loaded = false
 	a.mu.Unlock()
@@ -455,8 +455,9 @@ type residentEntry struct {
 	evicting bool
 	hasMem   bool
 	// Guarded by lock (a one-slot channel so that waiting for a load is cancellable).
-	lock chan struct{}
-	ptr  DevicePtr
+	lock   chan struct{}
+	ptr    DevicePtr
+	handle any
 	// Written holding both lock and AccountingAllocator.mu; read holding either.
 	loaded bool
 }
@@ -572,33 +573,42 @@ func (r *ResidentVector) Key() string { return r.e.key }
 // A loader that allocates through an Alloc/Free interface uses NewRegion(p, Size()).
 func (r *ResidentVector) Size() uint64 { return r.e.size }
 
-// Ensure returns the vector's device address, allocating and filling it with load on first
-// use; concurrent users wait for one load. A failed load leaves the vector empty for the next.
-func (r *ResidentVector) Ensure(ctx context.Context, load func(ctx context.Context, p DevicePtr) error) (DevicePtr, error) {
+// ResidentLoader fills a resident vector at p and may return a host-side handle to keep with
+// it (for example an NTT domain descriptor whose pointers lie in the vector); the handle lives
+// exactly as long as the device copy.
+type ResidentLoader func(ctx context.Context, p DevicePtr) (handle any, err error)
+
+// Ensure returns the vector's device address and handle, allocating and filling it with load
+// on first use; concurrent users wait for one load. A failed load leaves the vector empty for
+// the next user. After an eviction the next Ensure loads again, so a handle must never be kept
+// beyond the grant that obtained it.
+func (r *ResidentVector) Ensure(ctx context.Context, load ResidentLoader) (DevicePtr, any, error) {
 	select {
 	case r.e.lock <- struct{}{}:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, nil, ctx.Err()
 	}
 	defer func() { <-r.e.lock }()
 	if r.e.loaded {
-		return r.e.ptr, nil
+		return r.e.ptr, r.e.handle, nil
 	}
 	if r.e.ptr == 0 {
 		p, err := r.a.alloc(r.e.size)
 		if err != nil {
-			return 0, fmt.Errorf("resident %s: %w", r.e.key, err)
+			return 0, nil, fmt.Errorf("resident %s: %w", r.e.key, err)
 		}
 		r.e.ptr = p
 		r.a.mu.Lock()
 		r.e.hasMem = true
 		r.a.mu.Unlock()
 	}
-	if err := load(ctx, r.e.ptr); err != nil {
-		return 0, fmt.Errorf("loading resident %s: %w", r.e.key, err)
+	h, err := load(ctx, r.e.ptr)
+	if err != nil {
+		return 0, nil, fmt.Errorf("loading resident %s: %w", r.e.key, err)
 	}
+	r.e.handle = h
 	r.a.mu.Lock()
 	r.e.loaded = true
 	r.a.mu.Unlock()
-	return r.e.ptr, nil
+	return r.e.ptr, h, nil
 }

@@ -305,11 +305,12 @@ func TestResidentLRU(t *testing.T) {
 				t.Fatal(err)
 			}
 			loads := 0
-			if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { loads++; return nil }); err != nil {
-				t.Fatal(err)
+			load := func(context.Context, DevicePtr) (any, error) { loads++; return "handle-" + k, nil }
+			if _, h, err := rv.Ensure(ctx, load); err != nil || h != "handle-"+k {
+				t.Fatalf("Ensure = %v, %v", h, err)
 			}
-			if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { loads++; return nil }); err != nil || loads > 1 {
-				t.Fatalf("second Ensure loaded again (%d loads, %v)", loads, err)
+			if _, h, err := rv.Ensure(ctx, load); err != nil || loads > 1 || h != "handle-"+k {
+				t.Fatalf("second Ensure loaded again (%d loads, handle %v, %v)", loads, h, err)
 			}
 		}
 		g.Release()
@@ -347,7 +348,7 @@ func TestResidentFailedLoadIsRetried(t *testing.T) {
 	}
 	rv, _ := g.Resident("k")
 	boom := errors.New("read error")
-	if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { return boom }); !errors.Is(err, boom) {
+	if _, _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) (any, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("Ensure = %v", err)
 	}
 	g.Release()
@@ -356,7 +357,7 @@ func TestResidentFailedLoadIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	rv, _ = g2.Resident("k")
-	if _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) error { return nil }); err != nil {
+	if _, _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) (any, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	g2.Release()

@@ -73,8 +73,8 @@ func (sp *simProver) work(ctx context.Context, run *Run) error {
 		if err != nil {
 			return err
 		}
-		if _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) error {
-			return run.Upload(ctx, p, HostMem{Size: r.Bytes, Pinned: true})
+		if _, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
+			return nil, run.Upload(ctx, p, HostMem{Size: r.Bytes, Pinned: true})
 		}); err != nil {
 			return err
 		}
