@@ -42,6 +42,8 @@ func (d *Daemon) metrics(w http.ResponseWriter, _ *http.Request) {
 		func(k rpcapi.ProofKind) float64 { return float64(snap.Stats.ProofNs[k]) / 1e9 })
 	family("snarkd_jobs_rejected_total", "counter", "Submissions refused (bad request, unsupported kind, conflict, queue full).")
 	fmt.Fprintf(&b, "snarkd_jobs_rejected_total %d\n", snap.Stats.Rejected)
+	family("snarkd_events_dropped_total", "counter", "Progress events a slow Events subscriber missed.")
+	fmt.Fprintf(&b, "snarkd_events_dropped_total %d\n", snap.EventsDropped)
 	family("snarkd_workers", "gauge", "Job workers.")
 	fmt.Fprintf(&b, "snarkd_workers %d\n", snap.Workers)
 

@@ -72,3 +72,9 @@ func (b *broker) close() {
 		close(s.ch)
 	}
 }
+
+func (b *broker) droppedCount() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.dropped
+}

@@ -606,6 +606,8 @@ type Snapshot struct {
 	LotusPending    int
 	Stats           Stats
 	Workers         int
+	// EventsDropped counts events a slow Events subscriber missed.
+	EventsDropped uint64
 }
 
 // Snapshot copies the counters.
@@ -634,6 +636,7 @@ func (m *Manager) Snapshot() Snapshot {
 		}
 		return out
 	}
+	s.EventsDropped = m.events.droppedCount()
 	s.Stats = Stats{Submitted: cp(m.stats.Submitted), Completed: cp(m.stats.Completed), Failed: cp(m.stats.Failed),
 		Cancelled: cp(m.stats.Cancelled), Rejected: m.stats.Rejected, ProofNs: cp(m.stats.ProofNs)}
 	return s

@@ -370,3 +370,22 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("reuse after prune: %+v %v", r, err)
 	}
 }
+
+func TestSlowSubscriberDropsInsteadOfBlocking(t *testing.T) {
+	b := newBroker()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := b.subscribe(ctx, rpcapi.JobFilter{})
+	for i := 0; i < subBuffer+10; i++ {
+		b.publish(rpcapi.JobEvent{JobID: "j", Type: rpcapi.EventProving, Partition: i})
+	}
+	if got := b.droppedCount(); got != 10 {
+		t.Fatalf("dropped %d, want 10", got)
+	}
+	if ev := <-ch; ev.Partition != 0 {
+		t.Fatalf("first event %+v", ev)
+	}
+	cancel()
+	for range ch { // closed once the subscriber's context ends
+	}
+}
