@@ -715,6 +715,8 @@ func (r *Run) Upload(ctx context.Context, dst DevicePtr, src HostMem) error {
 
 // Status is a snapshot for `snarkd status`.
 type Status struct {
+	// Queued counts partitions not yet admitted, including those a worker waits for memory for
+	// (DeviceStatus.Memory.Waiting).
 	Queued  int            `json:"queued"`
 	Devices []DeviceStatus `json:"devices"`
 	Pinned  PinnedStats    `json:"pinned"`
