@@ -715,8 +715,8 @@ func (r *Run) Upload(ctx context.Context, dst DevicePtr, src HostMem) error {
 
 // Status is a snapshot for `snarkd status`.
 type Status struct {
-	// Queued counts partitions not yet admitted, including those a worker waits for memory for
-	// (DeviceStatus.Memory.Waiting).
+	// Queued counts partitions in the queue; with several devices that includes those a worker
+	// waits for memory for (DeviceStatus.Memory.Waiting counts every waiting partition).
 	Queued  int            `json:"queued"`
 	Devices []DeviceStatus `json:"devices"`
 	Pinned  PinnedStats    `json:"pinned"`
