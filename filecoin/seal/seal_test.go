@@ -128,11 +128,11 @@ func BenchmarkSynthesizePartition(b *testing.B) {
 	}
 	b.Logf("decode and verify: %v", time.Since(t0))
 	t0 = time.Now()
-	info, err := circuit.CircuitInfo(ctx, p)
+	info, err := circuit.QuickCircuitInfo(ctx, p)
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("blank synthesis: %v: %+v", time.Since(t0), *info)
+	b.Logf("blank shape: %v: %+v", time.Since(t0), *info)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		pa, err := c.Synthesize(ctx, i%c.Partitions(), info.SynthesisShape, workers)

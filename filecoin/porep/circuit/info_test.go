@@ -26,6 +26,29 @@ func TestCircuitInfo2KiB(t *testing.T) {
 	}
 }
 
+// The affine extrapolation equals full blank synthesis (3 challenges on a 64-node sector).
+func TestQuickCircuitInfo(t *testing.T) {
+	if raceEnabled {
+		t.Skip("blank synthesis of 3.9M constraints skipped with -race")
+	}
+	p := &prooftypes.SealProof{Name: "test", SectorSize: 2048, Partitions: 1, ChallengesPerPartition: 3, Layers: 2, Tree: prooftypes.TreeShape{Base: 8}}
+	full, err := CircuitInfo(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := QuickCircuitInfo(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.SynthesisTime, quick.SynthesisTime = 0, 0
+	if *full != *quick {
+		t.Fatalf("full %+v\nquick %+v", *full, *quick)
+	}
+	if full.PublicInputs != 4+18*3 {
+		t.Fatalf("%d inputs", full.PublicInputs)
+	}
+}
+
 // TestCircuitInfoAll prints the circuit info of every published sector size as JSON lines when
 // SNARKD_CIRCUIT_INFO=1 (the 32GiB and 64GiB circuits have about 130M constraints each).
 func TestCircuitInfoAll(t *testing.T) {
@@ -38,7 +61,7 @@ func TestCircuitInfoAll(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			info, err := CircuitInfo(context.Background(), p)
+			info, err := QuickCircuitInfo(context.Background(), p)
 			if err != nil {
 				t.Error(err)
 				return

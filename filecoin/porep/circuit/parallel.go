@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -13,16 +12,18 @@ import (
 )
 
 // SynthesizeParallel is cs.SynthesizeProving for a witness circuit with its challenge blocks
-// synthesized concurrently (at most workers at a time; 0 means GOMAXPROCS). The blocks only read
-// the prefix's variables, so each is synthesized into its own segment and the segments are
-// appended in challenge order: the result (a, b, c, inputs, aux, densities) is identical to
-// sequential synthesis.
+// synthesized concurrently (at most workers at a time; 0 means one goroutine per block, which the
+// Go scheduler spreads over GOMAXPROCS). The blocks only read the prefix's variables. When
+// capacity is the circuit's blank shape, every block writes its rows and aux values in place at
+// its final offsets; otherwise blocks fill their own buffers, appended in order. Either way the
+// result (a, b, c, inputs, aux, densities) is identical to sequential synthesis.
 func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, workers int) (*cs.ProvingAssignment, error) {
 	if c.Witness == nil {
 		return nil, fmt.Errorf("circuit: parallel synthesis needs a witness: %w", cs.ErrAssignmentMissing)
 	}
+	n := c.Config.Challenges
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = n
 	}
 	pa := cs.NewProvingAssignment(capacity)
 	one := fr.One()
@@ -33,7 +34,19 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, work
 	if err != nil {
 		return nil, fmt.Errorf("synthesizing circuit: %w", err)
 	}
-	n := c.Config.Challenges
+	prefixRows, prefixAux := len(pa.A), len(pa.Aux)
+	blockRows, blockAux := 0, 0
+	inPlace := false
+	if capacity.NumConstraints > 0 {
+		rows := capacity.NumConstraints - capacity.NumInputs - prefixRows
+		aux := capacity.NumAux - prefixAux
+		if rows > 0 && aux > 0 && rows%n == 0 && aux%n == 0 && cap(pa.A) >= capacity.NumConstraints && cap(pa.Aux) >= capacity.NumAux {
+			blockRows, blockAux, inPlace = rows/n, aux/n, true
+			total := prefixRows + n*blockRows
+			pa.A, pa.B, pa.C = pa.A[:total], pa.B[:total], pa.C[:total]
+			pa.Aux = pa.Aux[:prefixAux+n*blockAux]
+		}
+	}
 	segs := make([]*segment, n)
 	errs := make([]error, n)
 	ctx, cancel := context.WithCancel(ctx)
@@ -41,14 +54,21 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, work
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
-		seg := newSegment(ctx, pa)
+		seg := newSegment(ctx, pa, prefixAux, len(pa.Input))
+		if inPlace {
+			seg.place(pa, prefixRows+i*blockRows, prefixAux+i*blockAux, blockRows, blockAux)
+		}
 		segs[i] = seg
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := c.block(s, seg, i); err != nil {
+			err := c.block(s, seg, i)
+			if err == nil {
+				err = seg.finish()
+			}
+			if err != nil {
 				errs[i] = err
 				cancel()
 			}
@@ -75,26 +95,54 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, work
 }
 
 // segment is a constraint system for one challenge block. Variables below the prefix counts
-// belong to the prefix (read-only); the block's own variables are numbered after them as if they
-// came first, which is consistent within the block and renumbered by position when appended.
+// belong to the prefix (read-only). In place, the block's aux variables carry their final
+// indices and its rows and values go straight into the shared vectors (disjoint ranges);
+// otherwise they are numbered after the prefix as if the block came first, which is consistent
+// within the block, and buffered until appended.
 type segment struct {
 	ctx                    context.Context
 	prefix                 *cs.ProvingAssignment
-	baseAux, baseIn        int
+	baseAux, baseIn        int // first index of this block's aux and input variables
+	prefixAux              int
 	a, b, c                []fr.Element
 	aux, input             []fr.Element
+	nRows, nAux            int // rows and aux written (in place) so far
+	maxRows, maxAux        int
+	inPlace                bool
 	aAux, bAux, bIn        *cs.Density
-	prefixAAux, prefixBAux map[int]struct{}
-	prefixBIn              map[int]struct{}
+	prefixAAux, prefixBAux []bool // prefix aux variables this block uses in A / B
+	prefixBIn              []bool // prefix inputs this block uses in B
 	allocs                 int
 }
 
-func newSegment(ctx context.Context, prefix *cs.ProvingAssignment) *segment {
+func newSegment(ctx context.Context, prefix *cs.ProvingAssignment, prefixAux, prefixIn int) *segment {
 	return &segment{
-		ctx: ctx, prefix: prefix, baseAux: len(prefix.Aux), baseIn: len(prefix.Input),
+		ctx: ctx, prefix: prefix, baseAux: prefixAux, prefixAux: prefixAux, baseIn: prefixIn,
 		aAux: cs.NewDensity(0), bAux: cs.NewDensity(0), bIn: cs.NewDensity(0),
-		prefixAAux: map[int]struct{}{}, prefixBAux: map[int]struct{}{}, prefixBIn: map[int]struct{}{},
+		prefixAAux: make([]bool, prefixAux), prefixBAux: make([]bool, prefixAux), prefixBIn: make([]bool, prefixIn),
 	}
+}
+
+// place makes the segment write rows [row, row+rows) and aux [aux, aux+auxN) of pa directly.
+func (g *segment) place(pa *cs.ProvingAssignment, row, aux, rows, auxN int) {
+	g.inPlace = true
+	g.a, g.b, g.c = pa.A[row:row+rows], pa.B[row:row+rows], pa.C[row:row+rows]
+	g.aux = pa.Aux[aux : aux+auxN]
+	g.baseAux = aux
+	g.maxRows, g.maxAux = rows, auxN
+	g.aAux, g.bAux = cs.NewDensity(auxN), cs.NewDensity(auxN)
+}
+
+// errShape reports a block that does not have the shape the blank synthesis implied.
+var minusOne = func() fr.Element { var e fr.Element; e.SetOne(); e.Neg(&e); return e }()
+
+var errShape = errors.New("challenge block does not have the blank circuit's shape")
+
+func (g *segment) finish() error {
+	if g.inPlace && (g.nRows != g.maxRows || g.nAux != g.maxAux) {
+		return fmt.Errorf("%w: %d rows and %d aux, expected %d and %d", errShape, g.nRows, g.nAux, g.maxRows, g.maxAux)
+	}
+	return nil
 }
 
 func (g *segment) Alloc(name string, value cs.ValueFunc) (cs.Variable, error) {
@@ -112,10 +160,21 @@ func (g *segment) AllocValue(_ string, value *fr.Element) (cs.Variable, error) {
 			return 0, err
 		}
 	}
-	g.aux = append(g.aux, *value)
+	var idx int
+	if g.inPlace {
+		if g.nAux == g.maxAux {
+			return 0, fmt.Errorf("%w: more than %d aux variables", errShape, g.maxAux)
+		}
+		g.aux[g.nAux] = *value
+		idx = g.nAux
+		g.nAux++
+	} else {
+		g.aux = append(g.aux, *value)
+		idx = len(g.aux) - 1
+	}
 	g.aAux.AddBit()
 	g.bAux.AddBit()
-	return cs.AuxVariable(g.baseAux + len(g.aux) - 1), nil
+	return cs.AuxVariable(g.baseAux + idx), nil
 }
 
 func (g *segment) AllocInput(name string, value cs.ValueFunc) (cs.Variable, error) {
@@ -134,7 +193,7 @@ func (g *segment) AllocInputValue(_ string, value *fr.Element) (cs.Variable, err
 
 // eval is bellperson's eval_with_trackers over prefix and segment variables: zero coefficients
 // are skipped and set no density.
-func (g *segment) eval(lc cs.LinearCombination, track bool, inDens, auxDens *cs.Density, inPrefix, auxPrefix map[int]struct{}) fr.Element {
+func (g *segment) eval(lc cs.LinearCombination, track bool, inDens, auxDens *cs.Density, inPrefix, auxPrefix []bool) fr.Element {
 	var acc, t fr.Element
 	for i := range lc {
 		term := &lc[i]
@@ -147,7 +206,7 @@ func (g *segment) eval(lc cs.LinearCombination, track bool, inDens, auxDens *cs.
 			if idx < g.baseIn {
 				val = &g.prefix.Input[idx]
 				if track && inPrefix != nil {
-					inPrefix[idx] = struct{}{}
+					inPrefix[idx] = true
 				}
 			} else {
 				val = &g.input[idx-g.baseIn]
@@ -156,10 +215,10 @@ func (g *segment) eval(lc cs.LinearCombination, track bool, inDens, auxDens *cs.
 				}
 			}
 		} else {
-			if idx < g.baseAux {
+			if idx < g.prefixAux {
 				val = &g.prefix.Aux[idx]
 				if track {
-					auxPrefix[idx] = struct{}{}
+					auxPrefix[idx] = true
 				}
 			} else {
 				val = &g.aux[idx-g.baseAux]
@@ -168,9 +227,12 @@ func (g *segment) eval(lc cs.LinearCombination, track bool, inDens, auxDens *cs.
 				}
 			}
 		}
-		if term.Coeff.IsOne() {
+		switch {
+		case term.Coeff.IsOne():
 			acc.Add(&acc, val)
-		} else {
+		case term.Coeff.Equal(&minusOne):
+			acc.Sub(&acc, val)
+		default:
 			t.Mul(&term.Coeff, val)
 			acc.Add(&acc, &t)
 		}
@@ -179,9 +241,22 @@ func (g *segment) eval(lc cs.LinearCombination, track bool, inDens, auxDens *cs.
 }
 
 func (g *segment) Enforce(_ string, a, b, c cs.LinearCombination) {
-	g.a = append(g.a, g.eval(a, true, nil, g.aAux, nil, g.prefixAAux))
-	g.b = append(g.b, g.eval(b, true, g.bIn, g.bAux, g.prefixBIn, g.prefixBAux))
-	g.c = append(g.c, g.eval(c, false, nil, nil, nil, nil))
+	va := g.eval(a, true, nil, g.aAux, nil, g.prefixAAux)
+	vb := g.eval(b, true, g.bIn, g.bAux, g.prefixBIn, g.prefixBAux)
+	vc := g.eval(c, false, nil, nil, nil, nil)
+	if g.inPlace {
+		if g.nRows == g.maxRows {
+			// Counted in finish through nRows; extra rows have nowhere to go.
+			g.nRows++
+			return
+		}
+		g.a[g.nRows], g.b[g.nRows], g.c[g.nRows] = va, vb, vc
+		g.nRows++
+		return
+	}
+	g.a = append(g.a, va)
+	g.b = append(g.b, vb)
+	g.c = append(g.c, vc)
 }
 
 func (g *segment) Push(string)             {}
@@ -191,21 +266,29 @@ func (g *segment) WitnessMode() bool       { return true }
 
 // appendTo concatenates the segment onto pa and ORs its prefix density bits in.
 func (g *segment) appendTo(pa *cs.ProvingAssignment) {
-	pa.A = append(pa.A, g.a...)
-	pa.B = append(pa.B, g.b...)
-	pa.C = append(pa.C, g.c...)
-	pa.Aux = append(pa.Aux, g.aux...)
+	if !g.inPlace {
+		pa.A = append(pa.A, g.a...)
+		pa.B = append(pa.B, g.b...)
+		pa.C = append(pa.C, g.c...)
+		pa.Aux = append(pa.Aux, g.aux...)
+	}
 	pa.Input = append(pa.Input, g.input...)
 	pa.AAuxDensity.Extend(g.aAux, false)
 	pa.BAuxDensity.Extend(g.bAux, false)
 	pa.BInputDensity.Extend(g.bIn, false)
-	for i := range g.prefixAAux {
-		pa.AAuxDensity.Inc(i)
+	for i, used := range g.prefixAAux {
+		if used {
+			pa.AAuxDensity.Inc(i)
+		}
 	}
-	for i := range g.prefixBAux {
-		pa.BAuxDensity.Inc(i)
+	for i, used := range g.prefixBAux {
+		if used {
+			pa.BAuxDensity.Inc(i)
+		}
 	}
-	for i := range g.prefixBIn {
-		pa.BInputDensity.Inc(i)
+	for i, used := range g.prefixBIn {
+		if used {
+			pa.BInputDensity.Inc(i)
+		}
 	}
 }

@@ -120,6 +120,20 @@ func TestSynthesizeParallelMatchesSequential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without the blank shape the blocks buffer and append instead of writing in place.
+	buf, err := SynthesizeParallel(context.Background(), c, cs.Shape{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalElems(seq.A, buf.A) || !equalElems(seq.Aux, buf.Aux) || !equalElems(seq.Input, buf.Input) || buf.BAuxDensity.Count() != seq.BAuxDensity.Count() {
+		t.Fatal("buffered parallel synthesis differs")
+	}
+	// A capacity whose counts do not split into equal blocks falls back to buffering.
+	odd := seq.Shape()
+	odd.NumConstraints++
+	if _, err := SynthesizeParallel(context.Background(), c, odd, 0); err != nil {
+		t.Fatal(err)
+	}
 	if !equalElems(seq.A, par.A) || !equalElems(seq.B, par.B) || !equalElems(seq.C, par.C) {
 		t.Fatal("a, b or c differ")
 	}
