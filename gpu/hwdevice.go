@@ -151,3 +151,6 @@ func (s NativeSizer) MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunk
 	}
 	return ws
 }
+
+// KernelSizer is the Sizer for device ordinal: the native layouts in a CUDA build.
+func KernelSizer(ordinal int) Sizer { return NativeSizer{Ordinal: ordinal} }
