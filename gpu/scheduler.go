@@ -115,7 +115,9 @@ type Event struct {
 	SRSResident bool
 	Bytes       uint64
 	Attempt     int
-	Err         error
+	// Waited is the time from queueing to this admission (admitted events).
+	Waited time.Duration
+	Err    error
 }
 
 // Metrics receives the scheduler's measurements; plugin/ adapts it to its metrics registry.
@@ -302,12 +304,13 @@ func (s *Scheduler) Close() error {
 }
 
 type item struct {
-	ctx   context.Context
-	p     *Partition
-	work  WorkFunc
-	prio  Priority
-	seq   uint64
-	index int // in the heap; -1 once taken or removed
+	ctx      context.Context
+	p        *Partition
+	work     WorkFunc
+	prio     Priority
+	seq      uint64
+	queuedAt time.Time
+	index    int // in the heap; -1 once taken or removed
 	// waitingOn is the index of the device whose worker waits for memory for this item while
 	// it stays in the heap, so that an idle worker of another device can take it over; -1
 	// when no worker holds it. Guarded by the queue lock.
@@ -376,7 +379,7 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 		return Result{}, errors.New("gpu: Prove needs a work function")
 	}
 	it := &item{ctx: ctx, p: &p, work: work, prio: p.Priority(), done: make(chan struct{}),
-		announced: make(chan struct{}), waitingOn: -1}
+		announced: make(chan struct{}), waitingOn: -1, queuedAt: time.Now()}
 	s.qmu.Lock()
 	if s.closed {
 		s.qmu.Unlock()
@@ -579,7 +582,8 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		plan := g.Plan
 		res.Plan = plan
 		ev := Event{Type: EventAdmitted, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts}
+			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts,
+			Waited: time.Since(it.queuedAt)}
 		if first {
 			// The first admission carries the first pop's sequence number: tests check queue
 			// order by it.

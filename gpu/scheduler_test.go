@@ -272,7 +272,7 @@ func TestSchedulerPartitionWaitsForMemory(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if ev := log.of(EventAdmitted); len(ev) != 1 || ev[0].Tier != TierMinimal {
+	if ev := log.of(EventAdmitted); len(ev) != 1 || ev[0].Tier != TierMinimal || ev[0].Waited <= 0 {
 		t.Fatalf("admitted %+v", ev)
 	}
 	checkIdle(t, s, dev)
