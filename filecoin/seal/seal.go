@@ -71,12 +71,12 @@ func (c *Commit2) PublicInputs(k int) ([]fr.Element, error) {
 // Synthesize builds partition k's proving assignment with its challenge blocks synthesized on up
 // to workers goroutines (0: GOMAXPROCS), checks that every constraint holds (a failure names the
 // constraint) and that the circuit's inputs are the expected public inputs.
-func (c *Commit2) Synthesize(ctx context.Context, k int, capacity cs.Shape, workers int) (*cs.ProvingAssignment, error) {
+func (c *Commit2) Synthesize(ctx context.Context, k int, workers int) (*cs.ProvingAssignment, error) {
 	circ, err := c.Circuit(k)
 	if err != nil {
 		return nil, err
 	}
-	pa, err := circuit.SynthesizeParallel(ctx, circ, capacity, workers)
+	pa, err := circuit.SynthesizeParallel(ctx, circ, workers)
 	if err != nil {
 		return nil, fmt.Errorf("partition %d: %w", k, err)
 	}

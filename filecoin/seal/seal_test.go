@@ -11,7 +11,6 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
-	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/porep"
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
@@ -81,7 +80,7 @@ func TestSynthesize2KiB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pa, err := c.Synthesize(context.Background(), 0, cs.Shape{}, 0)
+	pa, err := c.Synthesize(context.Background(), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +134,7 @@ func BenchmarkSynthesizePartition(b *testing.B) {
 	b.Logf("blank shape: %v: %+v", time.Since(t0), *info)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		pa, err := c.Synthesize(ctx, i%c.Partitions(), info.SynthesisShape, workers)
+		pa, err := c.Synthesize(ctx, i%c.Partitions(), workers)
 		if err != nil {
 			b.Fatal(err)
 		}

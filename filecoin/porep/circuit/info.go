@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"sync"
 	"time"
 
 	"github.com/snarkd/snarkd/cs"
@@ -47,24 +48,79 @@ func CircuitInfo(ctx context.Context, p *prooftypes.SealProof) (*Info, error) {
 // 7M-constraint syntheses instead of one of 130M.
 func QuickCircuitInfo(ctx context.Context, p *prooftypes.SealProof) (*Info, error) {
 	start := time.Now()
-	cfg := ConfigOf(p)
-	var counts [2][6]int
-	for k := range counts {
-		cfg.Challenges = k + 1
-		s, err := cs.SynthesizeShape(ctx, Blank(cfg))
-		if err != nil {
-			return nil, fmt.Errorf("blank synthesis of %s: %w", p.Name, err)
-		}
-		sh := s.Shape()
-		counts[k] = [6]int{sh.NumInputs, sh.NumAux, sh.NumConstraints, s.AAuxDensity.Count(), s.BInputDensity.Count(), s.BAuxDensity.Count()}
+	bs, err := blockShapeOf(ctx, ConfigOf(p))
+	if err != nil {
+		return nil, fmt.Errorf("blank synthesis of %s: %w", p.Name, err)
 	}
-	n := p.ChallengesPerPartition
-	var at [6]int
-	for i := range at {
-		at[i] = counts[0][i] + (n-1)*(counts[1][i]-counts[0][i])
-	}
+	at := bs.at(p.ChallengesPerPartition)
 	sh := cs.Shape{NumInputs: at[0], NumAux: at[1], NumConstraints: at[2]}
 	return newInfo(p, sh, at[3], at[4], at[5], time.Since(start)), nil
+}
+
+// blockShape holds the blank counts (inputs, aux, rows incl. input rows, a-aux, b-input and
+// b-aux densities) of the circuit with one challenge and of one more challenge block.
+type blockShape struct {
+	one, block [6]int
+}
+
+func (b *blockShape) at(n int) [6]int {
+	var out [6]int
+	for i := range out {
+		out[i] = b.one[i] + (n-1)*b.block[i]
+	}
+	return out
+}
+
+var blockShapes sync.Map // Config with Challenges = 0 → *blockShape
+
+// blockShapeOf synthesizes the blank circuit with one and with two challenges (once per
+// configuration and process) and returns their counts and difference.
+func blockShapeOf(ctx context.Context, cfg Config) (*blockShape, error) {
+	cfg.Challenges = 0
+	if v, ok := blockShapes.Load(cfg); ok {
+		return v.(*blockShape), nil
+	}
+	var counts [2][6]int
+	var errs [2]error
+	var wg sync.WaitGroup
+	for k := range counts {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			c := cfg
+			c.Challenges = k + 1
+			s, err := cs.SynthesizeShape(ctx, Blank(c))
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			sh := s.Shape()
+			counts[k] = [6]int{sh.NumInputs, sh.NumAux, sh.NumConstraints, s.AAuxDensity.Count(), s.BInputDensity.Count(), s.BAuxDensity.Count()}
+		}(k)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	bs := &blockShape{one: counts[0]}
+	for i := range bs.block {
+		bs.block[i] = counts[1][i] - counts[0][i]
+	}
+	blockShapes.Store(cfg, bs)
+	return bs, nil
+}
+
+// BlankShape returns the shape of a configuration's circuit (inputs, aux, rows including input
+// rows), from two small blank syntheses cached per process.
+func BlankShape(ctx context.Context, cfg Config) (cs.Shape, error) {
+	bs, err := blockShapeOf(ctx, cfg)
+	if err != nil {
+		return cs.Shape{}, err
+	}
+	at := bs.at(cfg.Challenges)
+	return cs.Shape{NumInputs: at[0], NumAux: at[1], NumConstraints: at[2]}, nil
 }
 
 func newInfo(p *prooftypes.SealProof, sh cs.Shape, aAux, bIn, bAux int, took time.Duration) *Info {

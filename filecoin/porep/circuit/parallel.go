@@ -13,11 +13,11 @@ import (
 
 // SynthesizeParallel is cs.SynthesizeProving for a witness circuit with its challenge blocks
 // synthesized concurrently (at most workers at a time; 0 means one goroutine per block, which the
-// Go scheduler spreads over GOMAXPROCS). The blocks only read the prefix's variables. When
-// capacity is the circuit's blank shape, every block writes its rows and aux values in place at
-// its final offsets; otherwise blocks fill their own buffers, appended in order. Either way the
-// result (a, b, c, inputs, aux, densities) is identical to sequential synthesis.
-func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, workers int) (*cs.ProvingAssignment, error) {
+// Go scheduler spreads over GOMAXPROCS). The blocks only read the prefix's variables and all have
+// the shape of one blank block (BlankShape), so each writes its rows and aux values in place at
+// its final offsets: the result (a, b, c, inputs, aux, densities) is identical to sequential
+// synthesis, with no copy.
+func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.ProvingAssignment, error) {
 	if c.Witness == nil {
 		return nil, fmt.Errorf("circuit: parallel synthesis needs a witness: %w", cs.ErrAssignmentMissing)
 	}
@@ -25,7 +25,12 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, work
 	if workers <= 0 {
 		workers = n
 	}
-	pa := cs.NewProvingAssignment(capacity)
+	bs, err := blockShapeOf(ctx, c.Config)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: blank block shape: %w", err)
+	}
+	total := bs.at(n)
+	pa := cs.NewProvingAssignment(cs.Shape{NumInputs: total[0], NumAux: total[1], NumConstraints: total[2]})
 	one := fr.One()
 	if _, err := pa.AllocInputValue("ONE", &one); err != nil {
 		return nil, err
@@ -35,18 +40,13 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, work
 		return nil, fmt.Errorf("synthesizing circuit: %w", err)
 	}
 	prefixRows, prefixAux := len(pa.A), len(pa.Aux)
-	blockRows, blockAux := 0, 0
-	inPlace := false
-	if capacity.NumConstraints > 0 {
-		rows := capacity.NumConstraints - capacity.NumInputs - prefixRows
-		aux := capacity.NumAux - prefixAux
-		if rows > 0 && aux > 0 && rows%n == 0 && aux%n == 0 && cap(pa.A) >= capacity.NumConstraints && cap(pa.Aux) >= capacity.NumAux {
-			blockRows, blockAux, inPlace = rows/n, aux/n, true
-			total := prefixRows + n*blockRows
-			pa.A, pa.B, pa.C = pa.A[:total], pa.B[:total], pa.C[:total]
-			pa.Aux = pa.Aux[:prefixAux+n*blockAux]
-		}
+	blockRows, blockAux := bs.block[2]-bs.block[0], bs.block[1] // rows less the block's input rows
+	if prefixRows+n*blockRows+total[0] != total[2] || prefixAux+n*blockAux != total[1] {
+		return nil, fmt.Errorf("circuit: %w: prefix of %d rows and %d aux does not fit the blank shape", errShape, prefixRows, prefixAux)
 	}
+	rows := prefixRows + n*blockRows
+	pa.A, pa.B, pa.C = pa.A[:rows], pa.B[:rows], pa.C[:rows]
+	pa.Aux = pa.Aux[:total[1]]
 	segs := make([]*segment, n)
 	errs := make([]error, n)
 	ctx, cancel := context.WithCancel(ctx)
@@ -55,9 +55,7 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, capacity cs.Shape, work
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		seg := newSegment(ctx, pa, prefixAux, len(pa.Input))
-		if inPlace {
-			seg.place(pa, prefixRows+i*blockRows, prefixAux+i*blockAux, blockRows, blockAux)
-		}
+		seg.place(pa, prefixRows+i*blockRows, prefixAux+i*blockAux, blockRows, blockAux)
 		segs[i] = seg
 		wg.Add(1)
 		sem <- struct{}{}
