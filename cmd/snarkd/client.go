@@ -225,6 +225,11 @@ func readC1(path string) (phase1 []byte, sector abi.SectorNumber, ssize abi.Sect
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	return parseC1(path, data)
+}
+
+// parseC1 is readC1 on bytes already read; path only names the input in errors.
+func parseC1(path string, data []byte) (phase1 []byte, sector abi.SectorNumber, ssize abi.SectorSize, err error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, 0, 0, fmt.Errorf("%s is not JSON: %w", path, err)
@@ -236,6 +241,9 @@ func readC1(path string) (phase1 []byte, sector abi.SectorNumber, ssize abi.Sect
 		}
 		if in.SectorNum < 0 {
 			return nil, 0, 0, fmt.Errorf("%s: negative SectorNum", path)
+		}
+		if len(in.Phase1Out) == 0 {
+			return nil, 0, 0, fmt.Errorf("%s: empty Phase1Out", path)
 		}
 		return in.Phase1Out, abi.SectorNumber(in.SectorNum), abi.SectorSize(in.SectorSize), nil
 	}
