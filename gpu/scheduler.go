@@ -317,6 +317,8 @@ type item struct {
 	waitingOn   int
 	stealCancel context.CancelFunc
 	firstPop    uint64
+	// unfit marks the devices this partition can never fit (guarded by the queue lock).
+	unfit map[int]bool
 	// announced is closed once the queued event is out; workers wait for it so that one
 	// partition's events are never delivered concurrently or out of order.
 	announced chan struct{}
@@ -436,6 +438,7 @@ func (s *Scheduler) pop(d *devState) *popped {
 		var waiting []*item
 		for _, it := range s.queue {
 			switch {
+			case it.unfit[d.index]:
 			case it.waitingOn < 0:
 				if best == nil || s.queue.less(it, best) {
 					best = it
@@ -510,6 +513,23 @@ func (s *Scheduler) waitStealable(ctx context.Context, d *devState, it *item, pl
 	return g, idx, false, err
 }
 
+// requeueUnfit puts back a partition that can never fit device d, for the other devices; it
+// reports false when no device is left to try.
+func (s *Scheduler) requeueUnfit(it *item, d *devState) bool {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if it.unfit == nil {
+		it.unfit = map[int]bool{}
+	}
+	it.unfit[d.index] = true
+	if s.closed || len(it.unfit) == len(s.devs) {
+		return false
+	}
+	heap.Push(&s.queue, it)
+	s.qcond.Broadcast()
+	return true
+}
+
 func (s *Scheduler) worker(d *devState, w int) {
 	defer s.wg.Done()
 	for {
@@ -545,8 +565,9 @@ func (s *Scheduler) allowResident(d *devState, p *Partition) bool {
 	return need <= d.alloc.Limit()
 }
 
-// run proves one partition on d. stolen reports that, while it waited for memory, another
-// device's worker took it over; the caller then leaves it alone.
+// run proves one partition on d. stolen reports that the partition is no longer this
+// worker's: another device's worker took it over while it waited for memory, or it went back
+// to the queue because it can never fit d; the caller then leaves it alone.
 func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (res Result, stolen bool, err error) {
 	it, p := pp.it, pp.it.p
 	res = Result{Device: d.ordinal, Worker: w}
@@ -572,6 +593,12 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 			}
 		default:
 			g, idx, err = d.alloc.Admit(ctx, it.prio, plans)
+		}
+		var fit *FitError
+		if err != nil && first && errors.As(err, &fit) && s.requeueUnfit(it, d) {
+			log.Infow("partition cannot fit this device; left to the others", "device", d.ordinal,
+				"job", p.JobID, "partition", p.Index, "err", err)
+			return res, true, nil
 		}
 		if err != nil {
 			err = fmt.Errorf("admitting %s partition %d of job %s on gpu %d: %w",

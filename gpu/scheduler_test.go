@@ -857,3 +857,40 @@ func TestSchedulerChaos(t *testing.T) {
 	}
 	checkIdle(t, s, devs...)
 }
+
+// TestSchedulerMixedCards: a partition too large for one card ever to hold runs on the card
+// that can; one too large for every card fails with *FitError.
+func TestSchedulerMixedCards(t *testing.T) {
+	minimal := needOf(shapeLarge, TierMinimal, false)
+	small := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: minimal / 2})
+	big := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 4 * minimal})
+	s, _ := newTestScheduler(t, Config{Allocator: AllocatorConfig{Headroom: 16 * mib}}, small, big)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindPoRep, Index: i, Shape: shapeLarge},
+				(&simProver{}).work)
+			if err != nil || res.Device != 1 {
+				t.Errorf("partition %d: gpu %d, %v", i, res.Device, err)
+			}
+		}()
+	}
+	// Small partitions still use the small card.
+	if res, err := s.Prove(context.Background(), Partition{JobID: "w", Kind: KindWinningPoSt, Shape: shapeSmall},
+		(&simProver{}).work); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("small partition ran on gpu %d", res.Device)
+	}
+	wg.Wait()
+	huge := shapeLarge
+	huge.LogDomain = 26
+	_, err := s.Prove(context.Background(), Partition{JobID: "h", Shape: huge}, (&simProver{}).work)
+	var fe *FitError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Prove of a partition no card can hold = %v, want *FitError", err)
+	}
+	checkIdle(t, s, small, big)
+}
