@@ -93,10 +93,9 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.Provi
 }
 
 // segment is a constraint system for one challenge block. Variables below the prefix counts
-// belong to the prefix (read-only). In place, the block's aux variables carry their final
-// indices and its rows and values go straight into the shared vectors (disjoint ranges);
-// otherwise they are numbered after the prefix as if the block came first, which is consistent
-// within the block, and buffered until appended.
+// belong to the prefix (read-only). The block's aux variables carry their final indices and its
+// rows and values go straight into the shared vectors (disjoint ranges, so blocks never race);
+// its inputs and density bits are buffered and appended in block order.
 type segment struct {
 	ctx                    context.Context
 	prefix                 *cs.ProvingAssignment
@@ -106,7 +105,6 @@ type segment struct {
 	aux, input             []fr.Element
 	nRows, nAux            int // rows and aux written (in place) so far
 	maxRows, maxAux        int
-	inPlace                bool
 	aAux, bAux, bIn        *cs.Density
 	prefixAAux, prefixBAux []bool // prefix aux variables this block uses in A / B
 	prefixBIn              []bool // prefix inputs this block uses in B
@@ -123,7 +121,6 @@ func newSegment(ctx context.Context, prefix *cs.ProvingAssignment, prefixAux, pr
 
 // place makes the segment write rows [row, row+rows) and aux [aux, aux+auxN) of pa directly.
 func (g *segment) place(pa *cs.ProvingAssignment, row, aux, rows, auxN int) {
-	g.inPlace = true
 	g.a, g.b, g.c = pa.A[row:row+rows], pa.B[row:row+rows], pa.C[row:row+rows]
 	g.aux = pa.Aux[aux : aux+auxN]
 	g.baseAux = aux
@@ -137,7 +134,7 @@ var minusOne = func() fr.Element { var e fr.Element; e.SetOne(); e.Neg(&e); retu
 var errShape = errors.New("challenge block does not have the blank circuit's shape")
 
 func (g *segment) finish() error {
-	if g.inPlace && (g.nRows != g.maxRows || g.nAux != g.maxAux) {
+	if g.nRows != g.maxRows || g.nAux != g.maxAux {
 		return fmt.Errorf("%w: %d rows and %d aux, expected %d and %d", errShape, g.nRows, g.nAux, g.maxRows, g.maxAux)
 	}
 	return nil
@@ -158,21 +155,14 @@ func (g *segment) AllocValue(_ string, value *fr.Element) (cs.Variable, error) {
 			return 0, err
 		}
 	}
-	var idx int
-	if g.inPlace {
-		if g.nAux == g.maxAux {
-			return 0, fmt.Errorf("%w: more than %d aux variables", errShape, g.maxAux)
-		}
-		g.aux[g.nAux] = *value
-		idx = g.nAux
-		g.nAux++
-	} else {
-		g.aux = append(g.aux, *value)
-		idx = len(g.aux) - 1
+	if g.nAux == g.maxAux {
+		return 0, fmt.Errorf("%w: more than %d aux variables", errShape, g.maxAux)
 	}
+	g.aux[g.nAux] = *value
+	g.nAux++
 	g.aAux.AddBit()
 	g.bAux.AddBit()
-	return cs.AuxVariable(g.baseAux + idx), nil
+	return cs.AuxVariable(g.baseAux + g.nAux - 1), nil
 }
 
 func (g *segment) AllocInput(name string, value cs.ValueFunc) (cs.Variable, error) {
@@ -242,19 +232,11 @@ func (g *segment) Enforce(_ string, a, b, c cs.LinearCombination) {
 	va := g.eval(a, true, nil, g.aAux, nil, g.prefixAAux)
 	vb := g.eval(b, true, g.bIn, g.bAux, g.prefixBIn, g.prefixBAux)
 	vc := g.eval(c, false, nil, nil, nil, nil)
-	if g.inPlace {
-		if g.nRows == g.maxRows {
-			// Counted in finish through nRows; extra rows have nowhere to go.
-			g.nRows++
-			return
-		}
+	if g.nRows < g.maxRows {
 		g.a[g.nRows], g.b[g.nRows], g.c[g.nRows] = va, vb, vc
-		g.nRows++
-		return
 	}
-	g.a = append(g.a, va)
-	g.b = append(g.b, vb)
-	g.c = append(g.c, vc)
+	// Extra rows have nowhere to go; finish reports the count.
+	g.nRows++
 }
 
 func (g *segment) Push(string)             {}
@@ -262,14 +244,8 @@ func (g *segment) PushIndexed(string, int) {}
 func (g *segment) Pop()                    {}
 func (g *segment) WitnessMode() bool       { return true }
 
-// appendTo concatenates the segment onto pa and ORs its prefix density bits in.
+// appendTo appends the segment's inputs and density bits to pa and ORs its prefix density bits in.
 func (g *segment) appendTo(pa *cs.ProvingAssignment) {
-	if !g.inPlace {
-		pa.A = append(pa.A, g.a...)
-		pa.B = append(pa.B, g.b...)
-		pa.C = append(pa.C, g.c...)
-		pa.Aux = append(pa.Aux, g.aux...)
-	}
 	pa.Input = append(pa.Input, g.input...)
 	pa.AAuxDensity.Extend(g.aAux, false)
 	pa.BAuxDensity.Extend(g.bAux, false)
