@@ -52,7 +52,7 @@ func proveCommand() *cli.Command {
 				Usage: "prove a PoRep C2 from a C1 output (Commit2In JSON {SectorNum, Phase1Out, SectorSize} or raw C1 JSON)",
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "c1", Required: true, Usage: "C1 output file"},
-					&cli.Uint64Flag{Name: "miner", Usage: "miner actor ID (e.g. 1000 for t01000)"},
+					&cli.Uint64Flag{Name: "miner", Required: true, Usage: "miner actor ID (e.g. 1000 for t01000); the C1 output does not carry it"},
 					&cli.Uint64Flag{Name: "sector", Usage: "sector number (overrides the file's SectorNum)"},
 				}, common...),
 				Action: func(c *cli.Context) error {
