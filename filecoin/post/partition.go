@@ -1,0 +1,159 @@
+package post
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/filecoin/c1"
+	gmerkle "github.com/snarkd/snarkd/gadgets/merkle"
+)
+
+// Partition is one PoSt circuit ready to prove: the witness circuit and the public inputs a
+// verifier computes (without ONE).
+type Partition struct {
+	Circuit *Circuit
+	Inputs  []fr.Element
+	// SectorIDs are the sectors proven, in circuit order, before padding.
+	SectorIDs []uint64
+}
+
+// checkSafe is as_safe_commitment: randomness and prover_id must be canonical field elements
+// (Lotus clears the top two bits of the randomness, randomness[31] &= 0x3f, before calling).
+func checkSafe(name string, b [32]byte) error {
+	if _, err := c1.Domain(b).Element(); err != nil {
+		return fmt.Errorf("%s: %w (callers clear the top bits: %s[31] &= 0x3f)", name, err, name)
+	}
+	return nil
+}
+
+func pathOf(p *c1.MerkleProof) ([]gmerkle.PathElement, error) {
+	levels := p.Levels()
+	out := make([]gmerkle.PathElement, len(levels))
+	for i, l := range levels {
+		out[i].Index = int(l.Index)
+		out[i].Siblings = make([]fr.Element, len(l.Hashes))
+		for j, h := range l.Hashes {
+			e, err := h.Element()
+			if err != nil {
+				return nil, err
+			}
+			out[i].Siblings[j] = e
+		}
+	}
+	return out, nil
+}
+
+// circuitSector builds the witness of one circuit sector from some of a vanilla proof's
+// inclusion proofs.
+func circuitSector(v *SectorVanilla, proofs []c1.MerkleProof) (CircuitSector, error) {
+	s := CircuitSector{CommR: v.CommR.MustElement(), CommC: v.Sectors[0].CommC.MustElement(), CommRLast: v.Sectors[0].CommRLast.MustElement()}
+	for i := range proofs {
+		s.Leafs = append(s.Leafs, proofs[i].Leaf.MustElement())
+		path, err := pathOf(&proofs[i])
+		if err != nil {
+			return s, err
+		}
+		s.Paths = append(s.Paths, path)
+	}
+	return s, nil
+}
+
+// WinningPartition is generate_winning_post_with_vanilla up to the Groth16 proof: it decodes and
+// verifies the single sector's vanilla proof (66 challenges) and lays it out as the circuit's 66
+// sectors of one challenge each.
+func WinningPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte) (*Partition, error) {
+	if p.Kind != Winning {
+		return nil, fmt.Errorf("%s is not a WinningPoSt proof type", p.Name)
+	}
+	if err := checkSafe("randomness", randomness); err != nil {
+		return nil, err
+	}
+	if err := checkSafe("prover_id", proverID); err != nil {
+		return nil, err
+	}
+	if len(vanilla) != p.SectorCount {
+		return nil, fmt.Errorf("%d vanilla proofs, WinningPoSt takes %d", len(vanilla), p.SectorCount)
+	}
+	v, err := DecodeSectorVanilla(p, vanilla[0])
+	if err != nil {
+		return nil, fmt.Errorf("vanilla proof 0: %w", err)
+	}
+	if err := p.VerifySector(v, randomness, 0); err != nil {
+		return nil, err
+	}
+	cfg := p.Config()
+	part := &Partition{Circuit: &Circuit{Config: cfg}, SectorIDs: []uint64{v.SectorID}}
+	commR := v.CommR.MustElement()
+	ips := v.Sectors[0].InclusionProofs
+	for i := 0; i < cfg.Sectors; i++ {
+		s, err := circuitSector(v, ips[i:i+1])
+		if err != nil {
+			return nil, err
+		}
+		part.Circuit.Sectors = append(part.Circuit.Sectors, s)
+		leaf := LeafChallenge(randomness, v.SectorID, p.ChallengeIndex(i, cfg.Challenges, 0), p.Nodes())
+		part.Inputs = append(part.Inputs, commR, fr.NewElement(leaf))
+	}
+	return part, nil
+}
+
+// ErrDuplicateSector is returned when a partition lists a sector twice.
+var ErrDuplicateSector = errors.New("duplicate sector in partition")
+
+// WindowPartition is generate_single_window_post_with_vanilla up to the Groth16 proof: the
+// vanilla proofs of one partition's sectors (at most SectorCount, in the order of the sorted
+// sector list), each verified against its challenges, then padded to SectorCount by repeating
+// the last sector as rust-fil-proofs does.
+func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, partition int) (*Partition, error) {
+	if p.Kind != Window {
+		return nil, fmt.Errorf("%s is not a WindowPoSt proof type", p.Name)
+	}
+	if err := checkSafe("randomness", randomness); err != nil {
+		return nil, err
+	}
+	if err := checkSafe("prover_id", proverID); err != nil {
+		return nil, err
+	}
+	if len(vanilla) == 0 || len(vanilla) > p.SectorCount {
+		return nil, fmt.Errorf("%d vanilla proofs, a %s partition takes 1 to %d", len(vanilla), p.Name, p.SectorCount)
+	}
+	if partition < 0 {
+		return nil, fmt.Errorf("partition index %d", partition)
+	}
+	cfg := p.Config()
+	part := &Partition{Circuit: &Circuit{Config: cfg}}
+	seen := map[uint64]bool{}
+	for i, b := range vanilla {
+		v, err := DecodeSectorVanilla(p, b)
+		if err != nil {
+			return nil, fmt.Errorf("vanilla proof %d: %w", i, err)
+		}
+		if seen[v.SectorID] {
+			return nil, fmt.Errorf("%w: sector %d", ErrDuplicateSector, v.SectorID)
+		}
+		seen[v.SectorID] = true
+		sectorIndex := partition*p.SectorCount + i
+		if err := p.VerifySector(v, randomness, sectorIndex); err != nil {
+			return nil, err
+		}
+		s, err := circuitSector(v, v.Sectors[0].InclusionProofs)
+		if err != nil {
+			return nil, err
+		}
+		part.Circuit.Sectors = append(part.Circuit.Sectors, s)
+		part.SectorIDs = append(part.SectorIDs, v.SectorID)
+		part.Inputs = append(part.Inputs, s.CommR)
+		for n := 0; n < cfg.Challenges; n++ {
+			leaf := LeafChallenge(randomness, v.SectorID, p.ChallengeIndex(sectorIndex, cfg.Challenges, n), p.Nodes())
+			part.Inputs = append(part.Inputs, fr.NewElement(leaf))
+		}
+	}
+	per := 1 + cfg.Challenges
+	for len(part.Circuit.Sectors) < cfg.Sectors {
+		part.Circuit.Sectors = append(part.Circuit.Sectors, part.Circuit.Sectors[len(part.Circuit.Sectors)-1])
+		part.Inputs = append(part.Inputs, part.Inputs[len(part.Inputs)-per:]...)
+	}
+	return part, nil
+}

@@ -1,0 +1,88 @@
+package post
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/filecoin-project/go-state-types/abi"
+
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+)
+
+func TestProofTypes(t *testing.T) {
+	// Identifier hashes from the published parameters.json (circuit-fingerprints §9); input
+	// counts from §8 and groth16-bellperson §10.4.
+	cases := []struct {
+		p      abi.RegisteredPoStProof
+		hash   string
+		inputs int
+		api    prooftypes.APIVersion
+	}{
+		{abi.RegisteredPoStProof_StackedDrgWinning2KiBV1, "3ea05428", 133, prooftypes.APIVersion1_0_0},
+		{abi.RegisteredPoStProof_StackedDrgWinning8MiBV1, "50c7368d", 133, prooftypes.APIVersion1_0_0},
+		{abi.RegisteredPoStProof_StackedDrgWinning512MiBV1, "7d739b8c", 133, prooftypes.APIVersion1_0_0},
+		{abi.RegisteredPoStProof_StackedDrgWinning32GiBV1, "559e581f", 133, prooftypes.APIVersion1_0_0},
+		{abi.RegisteredPoStProof_StackedDrgWinning64GiBV1, "b6209862", 133, prooftypes.APIVersion1_0_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow2KiBV1, "0170db1f", 23, prooftypes.APIVersion1_0_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1, "0170db1f", 23, prooftypes.APIVersion1_2_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow8MiBV1_1, "5294475d", 23, prooftypes.APIVersion1_2_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow512MiBV1_1, "0cfb4f17", 23, prooftypes.APIVersion1_2_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow32GiBV1_1, "0377ded6", 25840, prooftypes.APIVersion1_2_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow64GiBV1_1, "2627e400", 25301, prooftypes.APIVersion1_2_0},
+		{abi.RegisteredPoStProof_StackedDrgWindow64GiBV1, "2627e400", 25301, prooftypes.APIVersion1_0_0},
+	}
+	for _, c := range cases {
+		p, err := Lookup(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(p.Identifier()))
+		if got := hex.EncodeToString(sum[:4]); got != c.hash {
+			t.Errorf("%s: identifier %q hashes to %s…, want %s…", p.Name, p.Identifier(), got, c.hash)
+		}
+		if !strings.HasSuffix(p.ParamFile(), hex.EncodeToString(sum[:])) {
+			t.Errorf("%s: param file %s", p.Name, p.ParamFile())
+		}
+		if p.PublicInputs() != c.inputs || p.Config().PublicInputs() != c.inputs {
+			t.Errorf("%s: %d public inputs, want %d", p.Name, p.PublicInputs(), c.inputs)
+		}
+		if p.APIVersion != c.api {
+			t.Errorf("%s: API %s, want %s", p.Name, p.APIVersion, c.api)
+		}
+	}
+	if len(All()) != 15 {
+		t.Errorf("%d proof types, want 15", len(All()))
+	}
+	if _, err := Lookup(99); !errors.Is(err, ErrUnknownProof) {
+		t.Errorf("unknown type: %v", err)
+	}
+}
+
+func TestLeafChallenge(t *testing.T) {
+	// Different sectors and indices give different leaves within the sector; the value is
+	// reduced mod the node count.
+	var rnd [32]byte
+	rnd[0] = 1
+	seen := map[uint64]bool{}
+	for i := uint64(0); i < 64; i++ {
+		c := LeafChallenge(rnd, 7, i, 64)
+		if c >= 64 {
+			t.Fatalf("challenge %d out of range", c)
+		}
+		seen[c] = true
+	}
+	if len(seen) < 20 {
+		t.Errorf("only %d distinct leaves of 64 draws", len(seen))
+	}
+	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1)
+	p12, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
+	if p.ChallengeIndex(3, 10, 4) != 34 || p12.ChallengeIndex(3, 10, 4) != 4 {
+		t.Errorf("challenge indices %d, %d", p.ChallengeIndex(3, 10, 4), p12.ChallengeIndex(3, 10, 4))
+	}
+	if _, err := WinningSectorChallenge(rnd, rnd, 0, 0); err == nil {
+		t.Error("empty sector set accepted")
+	}
+}
