@@ -82,7 +82,7 @@ func TestParamsRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p2, err := groth16.OpenParameters(path, groth16.ReadOptions{Check: groth16.CheckOnCurve})
+	p2, err := groth16.OpenParameters(path, groth16.FilecoinReadOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,8 @@ func (p *Parameters) WriteTo(w io.Writer) (int64, error) {
 	return n, bw.Flush()
 }
 
-// ReadOptions configures parameter reading.
+// ReadOptions configures parameter reading. The zero value trusts the file completely (no curve
+// checks); FilecoinReadOptions is what Filecoin applies to its parameter files.
 type ReadOptions struct {
 	// Check is the point validation; Filecoin reads its trusted files with on-curve checks only.
 	Check Check
@@ -100,6 +101,12 @@ type ReadOptions struct {
 	VKCheck Check
 	// AllowTrailing accepts bytes after b_g2 (bellperson's readers ignore them).
 	AllowTrailing bool
+}
+
+// FilecoinReadOptions returns the checks rust-fil-proofs applies when it loads parameters:
+// on-curve checks for the proving key (no subgroup checks) and full checks for the verifying key.
+func FilecoinReadOptions() ReadOptions {
+	return ReadOptions{Check: CheckOnCurve, VKCheck: CheckSubgroup}
 }
 
 // ReadParameters reads a .params stream. size is the number of bytes r holds, or −1 if unknown;
