@@ -11,8 +11,8 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	gmerkle "github.com/snarkd/snarkd/gadgets/merkle"
 	"github.com/snarkd/snarkd/gadgets/num"
-	"github.com/snarkd/snarkd/gadgets/poseidon"
 	"github.com/snarkd/snarkd/gadgets/por"
+	"github.com/snarkd/snarkd/gadgets/poseidon"
 )
 
 // Config is the shape of a fallback PoSt circuit: sectors per partition, challenges per sector
