@@ -8,6 +8,7 @@ func benchCommand() *cli.Command {
 		Usage: "measure proving speed on this machine",
 		Subcommands: []*cli.Command{
 			benchProveCommand(),
+			benchGPUCommand(),
 		},
 	}
 }
