@@ -23,6 +23,7 @@ all: build
 help:
 	@echo "build       bin/snarkd (CPU backend, no CUDA needed)"
 	@echo "run         build and start the daemon on 127.0.0.1:9810 with repo ~/.snarkd"
+	@echo "demo        prove the built-in test circuit end to end through a scratch daemon"
 	@echo "test        go test -race ./... (GPU tests skip without a GPU)"
 	@echo "lint        gofmt check, go vet, staticcheck"
 	@echo "cuda        compile native/ with nvcc and build bin/snarkd-cuda (-tags cuda)"
@@ -34,6 +35,10 @@ build:
 
 run: build
 	./bin/snarkd run
+
+# Proves the built-in test circuit through a scratch daemon's JSON-RPC API and prints timings.
+demo: build
+	scripts/demo.sh bin/snarkd
 
 test:
 	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
