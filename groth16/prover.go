@@ -349,7 +349,7 @@ func ProveAssignmentTimed(ctx context.Context, pk *Parameters, pa *cs.ProvingAss
 	var hTime time.Duration
 	var hErr error
 	done := make(chan struct{})
-	go func() {
+	hPath := func() {
 		defer close(done)
 		t0 := time.Now()
 		h, err := ComputeH(ctx, pa.A, pa.B, pa.C)
@@ -359,9 +359,16 @@ func ProveAssignmentTimed(ctx context.Context, pk *Parameters, pa *cs.ProvingAss
 			return
 		}
 		hErr = ComputeHMSM(ctx, pk, h, res)
-	}()
-	wErr := ComputeWitnessMSMs(ctx, pk, pa, res)
-	<-done
+	}
+	var wErr error
+	if sequentialProve {
+		hPath()
+		wErr = ComputeWitnessMSMs(ctx, pk, pa, res)
+	} else {
+		go hPath()
+		wErr = ComputeWitnessMSMs(ctx, pk, pa, res)
+		<-done
+	}
 	pa.A, pa.B, pa.C = nil, nil, nil
 	if hErr != nil {
 		return nil, nil, hErr
@@ -457,3 +464,6 @@ func ProveBatch(ctx context.Context, pk *Parameters, circuits []cs.Circuit, rs, 
 }
 
 var randReader io.Reader = rand.Reader
+
+// sequentialProve runs the h path before the witness MSMs instead of alongside (for measurements).
+var sequentialProve = false

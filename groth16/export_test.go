@@ -1,0 +1,4 @@
+package groth16
+
+// SetSequentialProve switches the prover between overlapped and sequential steps (benchmarks).
+func SetSequentialProve(v bool) { sequentialProve = v }
