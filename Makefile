@@ -16,7 +16,7 @@ NATIVE_HDR := $(wildcard native/*.h native/*.cuh)
 NATIVE_OBJ := $(patsubst native/%.cu,native/build/%.o,$(NATIVE_SRC))
 NATIVE_LIB := native/build/libsnarkd_native.a
 
-.PHONY: all build run demo test lint cuda native gpu-bundle clean help
+.PHONY: all build run demo test lint cuda native gpu-bundle clean help proto
 
 all: build
 
@@ -29,6 +29,7 @@ help:
 	@echo "cuda        compile native/ with nvcc and build bin/snarkd-cuda (-tags cuda)"
 	@echo "gpu-bundle  cuda test binaries + run script in gpubundle/ for a GPU host"
 	@echo "clean       remove build outputs"
+	@echo "proto       regenerate the committed cuzk.v1 gRPC code (needs protoc)"
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/snarkd ./cmd/snarkd
@@ -78,3 +79,17 @@ gpu-bundle: $(NATIVE_LIB) cuda
 
 clean:
 	rm -rf bin gpubundle native/build
+
+# The cuzk.v1 gRPC code (cuzk/proto/cuzk/v1) is generated and committed, so builds and CI need
+# no protoc. Regenerating needs protoc (Debian: apt-get install protobuf-compiler, 3.21) and the
+# two Go plugins, which this target installs at the pinned versions.
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+proto:
+	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler"; exit 1; }
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	cd cuzk/proto && PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc \
+		--go_out=. --go_opt=paths=source_relative \
+		--go-grpc_out=. --go-grpc_opt=paths=source_relative \
+		cuzk/v1/proving.proto
