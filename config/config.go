@@ -29,6 +29,26 @@ type Config struct {
 	Prover Prover `toml:"Prover"`
 	Jobs   Jobs   `toml:"Jobs"`
 	Lotus  Lotus  `toml:"Lotus"`
+	Cuzk   Cuzk   `toml:"Cuzk"`
+}
+
+// MinCuzkMessageBytes is the smallest gRPC message limit the cuzk service accepts: Curio's
+// client sends and receives messages of up to 256 MiB.
+const MinCuzkMessageBytes = 256 << 20
+
+// Cuzk configures the cuzk.v1 gRPC proving service that Curio's [Cuzk] Address points at.
+type Cuzk struct {
+	// ListenAddress is unix:///path/to.sock or host:port; empty turns the service off.
+	ListenAddress string `toml:"ListenAddress" env:"SNARKD_CUZK_LISTEN"`
+	// Token, when set, must arrive on every call as "authorization: Bearer <token>" metadata.
+	Token string `toml:"Token" env:"SNARKD_CUZK_TOKEN"`
+	// TLSCertFile and TLSKeyFile turn on TLS for the service (both or neither).
+	TLSCertFile string `toml:"TLSCertFile" env:"SNARKD_CUZK_TLS_CERT"`
+	TLSKeyFile  string `toml:"TLSKeyFile" env:"SNARKD_CUZK_TLS_KEY"`
+	// TLSClientCAFile, when set, requires client certificates signed by this CA (mutual TLS).
+	TLSClientCAFile string `toml:"TLSClientCAFile" env:"SNARKD_CUZK_TLS_CLIENT_CA"`
+	// MaxMessageBytes bounds one gRPC message either way (a 32 GiB PoRep C1 is about 50 MB).
+	MaxMessageBytes Bytes `toml:"MaxMessageBytes" env:"SNARKD_CUZK_MAX_MESSAGE_BYTES"`
 }
 
 // Jobs configures the job manager.
@@ -93,6 +113,7 @@ func Default() Config {
 			ReturnRetryMax: Duration(30 * time.Second),
 			AuthCacheTTL:   Duration(5 * time.Minute),
 		},
+		Cuzk: Cuzk{MaxMessageBytes: MinCuzkMessageBytes},
 	}
 }
 
@@ -171,6 +192,33 @@ func (c Config) Validate() error {
 	}
 	if c.Lotus.ReturnRetryMax < c.Lotus.ReturnRetryMin {
 		return fmt.Errorf("Lotus.ReturnRetryMax %s is below Lotus.ReturnRetryMin %s", c.Lotus.ReturnRetryMax, c.Lotus.ReturnRetryMin)
+	}
+	return c.Cuzk.Validate()
+}
+
+// Validate checks the cuzk service settings; an empty ListenAddress leaves the rest unchecked
+// only where they cannot matter.
+func (c Cuzk) Validate() error {
+	if a := c.ListenAddress; a != "" {
+		if path, ok := strings.CutPrefix(a, "unix://"); ok {
+			if path == "" || !filepath.IsAbs(path) {
+				return fmt.Errorf("Cuzk.ListenAddress %q: want unix:///absolute/path.sock", a)
+			}
+		} else if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("Cuzk.ListenAddress %q: want unix:///path.sock or host:port: %w", a, err)
+		}
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return fmt.Errorf("Cuzk.TLSCertFile and Cuzk.TLSKeyFile: set both or neither")
+	}
+	if c.TLSClientCAFile != "" && c.TLSCertFile == "" {
+		return fmt.Errorf("Cuzk.TLSClientCAFile needs Cuzk.TLSCertFile and Cuzk.TLSKeyFile")
+	}
+	if strings.ContainsAny(c.Token, " \t\r\n") {
+		return fmt.Errorf("Cuzk.Token: must not contain whitespace")
+	}
+	if c.MaxMessageBytes < MinCuzkMessageBytes {
+		return fmt.Errorf("Cuzk.MaxMessageBytes %d: must be at least 256 MiB (Curio sends up to 256 MiB)", c.MaxMessageBytes)
 	}
 	return nil
 }
