@@ -1,0 +1,5 @@
+//go:build race
+
+package update
+
+const raceEnabled = true
