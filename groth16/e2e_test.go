@@ -282,3 +282,51 @@ func TestDummyParametersShape(t *testing.T) {
 		t.Fatalf("dummy parameters must fit the circuit: %v", err)
 	}
 }
+
+// TestStepsComposeToProve checks the contract other backends rely on: ComputeH, the two MSM steps
+// and Assemble, run separately, give the same proof bytes as ProveAssignment.
+func TestStepsComposeToProve(t *testing.T) {
+	ctx := context.Background()
+	c := testcircuit.New(512, 9)
+	pk, err := groth16.SetupFromSeed(ctx, c, []byte("steps"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, s := el(5), el(6)
+	want, err := groth16.ProveCircuit(ctx, pk, c, &r, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := cs.SynthesizeProving(ctx, c, groth16.CapacityFor(pk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.CheckShape(pk, pa); err != nil {
+		t.Fatal(err)
+	}
+	var res groth16.MSMResults
+	if err := groth16.ComputeWitnessMSMs(ctx, pk, pa, &res); err != nil {
+		t.Fatal(err)
+	}
+	h, err := groth16.ComputeH(ctx, pa.A, pa.B, pa.C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.ComputeHMSM(ctx, pk, h, &res); err != nil {
+		t.Fatal(err)
+	}
+	got, err := groth16.Assemble(&pk.VK, &res, &r, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Bytes() != want.Bytes() {
+		t.Fatal("steps run separately give a different proof")
+	}
+	all, err := groth16.ComputeMSMs(ctx, pk, pa, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := groth16.Assemble(&pk.VK, all, &r, &s); again.Bytes() != want.Bytes() {
+		t.Fatal("ComputeMSMs differs from the separate MSM steps")
+	}
+}
