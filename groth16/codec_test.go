@@ -96,6 +96,15 @@ func TestParamsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vkPath := filepath.Join(t.TempDir(), "test.vk")
+	os.WriteFile(vkPath, raw[:lay.H.Offset-4], 0o600)
+	if vk, err := groth16.OpenVerifyingKey(vkPath, groth16.CheckSubgroup); err != nil || !bytes.Equal(vk.Bytes(), raw[:lay.H.Offset-4]) {
+		t.Fatalf("OpenVerifyingKey: %v", err)
+	}
+	os.WriteFile(vkPath, raw[:lay.H.Offset], 0o600)
+	if _, err := groth16.OpenVerifyingKey(vkPath, groth16.CheckSubgroup); err == nil || !strings.Contains(err.Error(), "trailing") {
+		t.Fatalf("OpenVerifyingKey with trailing bytes: %v", err)
+	}
 	if lay.End != int64(len(raw)) || lay.H.Count != int64(len(p1.H)) || lay.BG2.Count != int64(len(p1.BG2)) || lay.ICLen != int64(len(p1.VK.IC)) {
 		t.Errorf("layout %+v does not match the parsed parameters", lay)
 	}

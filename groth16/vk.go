@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
@@ -172,4 +173,17 @@ func noEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// OpenVerifyingKey reads a .vk file; the file must hold exactly one key.
+func OpenVerifyingKey(path string, check Check) (*VerifyingKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading verifying key: %w", err)
+	}
+	vk, err := ParseVerifyingKey(b, check)
+	if err != nil {
+		return nil, fmt.Errorf("verifying key %s: %w", path, err)
+	}
+	return vk, nil
 }
