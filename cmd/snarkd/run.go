@@ -14,6 +14,7 @@ import (
 
 	"github.com/snarkd/snarkd/buildinfo"
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/cuzk"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/rpcapi"
@@ -33,6 +34,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "backend", Usage: "proving backend: auto, cpu or cuda (overrides Prover.Backend)"},
 			&cli.StringFlag{Name: "miner-api-info", Usage: "register with this lotus-miner, TOKEN:MULTIADDR with an admin token (overrides Lotus.MinerAPIInfo)"},
 			&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back, http://host:port/rpc/v0 (overrides Lotus.WorkerURL)"},
+			&cli.StringFlag{Name: "cuzk-listen", Usage: "serve the cuzk.v1 gRPC proving API for Curio on unix:///path.sock or host:port (overrides Cuzk.ListenAddress)"},
 		},
 		Action: func(c *cli.Context) error {
 			repo, err := repoPath(c)
@@ -60,6 +62,9 @@ func runCommand() *cli.Command {
 			}
 			if v := c.String("worker-url"); v != "" {
 				cfg.Lotus.WorkerURL = v
+			}
+			if v := c.String("cuzk-listen"); v != "" {
+				cfg.Cuzk.ListenAddress = v
 			}
 			if err := cfg.Validate(); err != nil {
 				return err
@@ -114,6 +119,16 @@ func runCommand() *cli.Command {
 				ln.Close()
 				daemon.Close()
 				return err
+			}
+			if cfg.Cuzk.ListenAddress != "" {
+				cz, err := cuzk.StartDaemon(cfg.Cuzk, daemon.Handler(), writeTok)
+				if err != nil {
+					ln.Close()
+					daemon.Close()
+					return err
+				}
+				defer cz.Stop()
+				fmt.Fprintf(c.App.Writer, "cuzk gRPC proving API for Curio on %s\n", cz.Addr())
 			}
 
 			if !addr.IP.IsLoopback() {
