@@ -10,8 +10,8 @@ import (
 	gmerkle "github.com/snarkd/snarkd/gadgets/merkle"
 	"github.com/snarkd/snarkd/gadgets/multipack"
 	"github.com/snarkd/snarkd/gadgets/num"
-	"github.com/snarkd/snarkd/gadgets/poseidon"
 	"github.com/snarkd/snarkd/gadgets/por"
+	"github.com/snarkd/snarkd/gadgets/poseidon"
 )
 
 // ChallengeWitness is one challenge's openings: leaves and sibling lists (one list per tree
