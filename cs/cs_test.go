@@ -243,6 +243,11 @@ func TestTestConstraintSystemPaths(t *testing.T) {
 	if _, _, _, ok := tcs.Constraint("ns/a*x=b"); !ok {
 		t.Error("Constraint by path")
 	}
+	want := []string{"INPUT ONE", "INPUT x", "INPUT y", "AUX a", "AUX b", "AUX c", "AUX d",
+		"ns/a*x=b", "ns/1*y*x=d", "ns/zero coeff", "ns/cancelled", "ns/c is zero"}
+	if got := strings.Join(tcs.PrettyPrintList(), "|"); got != strings.Join(want, "|") {
+		t.Errorf("PrettyPrintList = %s", got)
+	}
 }
 
 func TestTestConstraintSystemNamingErrors(t *testing.T) {

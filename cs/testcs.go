@@ -255,3 +255,19 @@ func (t *TestConstraintSystem) VerifyInputs(expected []fr.Element) bool {
 	}
 	return true
 }
+
+// PrettyPrintList returns bellpepper's pretty_print_list: "INPUT <path>" per input (ONE
+// first), "AUX <path>" per aux variable, then every constraint path, in allocation order.
+func (t *TestConstraintSystem) PrettyPrintList() []string {
+	out := make([]string, 0, len(t.inputNames)+len(t.auxNames)+len(t.constraints))
+	for _, n := range t.inputNames {
+		out = append(out, "INPUT "+n)
+	}
+	for _, n := range t.auxNames {
+		out = append(out, "AUX "+n)
+	}
+	for i := range t.constraints {
+		out = append(out, t.constraints[i].path)
+	}
+	return out
+}
