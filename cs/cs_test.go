@@ -231,7 +231,7 @@ func TestTestConstraintSystemPaths(t *testing.T) {
 		t.Errorf("first failing constraint %q", path)
 	}
 	var ue *UnsatisfiedError
-	if err := tcs.Check(); !errors.As(err, &ue) || ue.Path != "ns/1*y*x=d" {
+	if err := tcs.Check(); !errors.As(err, &ue) || ue.Path != "ns/1*y*x=d" || !ue.C.Equal(ptr(elem(16))) || !ue.AB.Equal(ptr(elem(15))) {
 		t.Errorf("Check: %v", err)
 	}
 	if _, err := tcs.Get("nope"); err == nil {

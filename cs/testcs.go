@@ -152,6 +152,13 @@ func (t *TestConstraintSystem) AuxValues() []fr.Element { return t.aux }
 // WhichIsUnsatisfied returns the path of the first constraint that does not hold, and false if
 // all hold.
 func (t *TestConstraintSystem) WhichIsUnsatisfied() (string, bool) {
+	if e := t.firstUnsatisfied(); e != nil {
+		return e.Path, true
+	}
+	return "", false
+}
+
+func (t *TestConstraintSystem) firstUnsatisfied() *UnsatisfiedError {
 	for i := range t.constraints {
 		c := &t.constraints[i]
 		a := c.a.Eval(t.inputs, t.aux)
@@ -159,10 +166,10 @@ func (t *TestConstraintSystem) WhichIsUnsatisfied() (string, bool) {
 		cv := c.c.Eval(t.inputs, t.aux)
 		a.Mul(&a, &b)
 		if !a.Equal(&cv) {
-			return c.path, true
+			return &UnsatisfiedError{Path: c.path, AB: a, C: cv}
 		}
 	}
-	return "", false
+	return nil
 }
 
 // IsSatisfied reports whether there is no naming error and every constraint holds.
@@ -176,17 +183,20 @@ func (t *TestConstraintSystem) Check() error {
 	if t.err != nil {
 		return t.err
 	}
-	if path, bad := t.WhichIsUnsatisfied(); bad {
-		return &UnsatisfiedError{Path: path}
+	if e := t.firstUnsatisfied(); e != nil {
+		return e
 	}
 	return nil
 }
 
-// UnsatisfiedError names the first constraint that does not hold.
-type UnsatisfiedError struct{ Path string }
+// UnsatisfiedError names the first constraint that does not hold, with ⟨A,z⟩·⟨B,z⟩ and ⟨C,z⟩.
+type UnsatisfiedError struct {
+	Path  string
+	AB, C fr.Element
+}
 
 func (e *UnsatisfiedError) Error() string {
-	return fmt.Sprintf("cs: constraint %q is not satisfied", e.Path)
+	return fmt.Sprintf("cs: constraint %q is not satisfied: a·b = %s, c = %s", e.Path, e.AB.String(), e.C.String())
 }
 
 // Get returns the value of the variable at path.
