@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/cs"
@@ -93,25 +94,29 @@ func TestSnapDealsFromSealer(t *testing.T) {
 		if !poseidon && !inputs[0].IsOne() {
 			t.Errorf("2KiB k_and_h_select = %s, want 1 (k 0, h_select 1)", inputs[0].String())
 		}
-		tcs := cs.NewTestConstraintSystem()
-		if err := c.Synthesize(tcs); err != nil {
-			t.Fatal(err)
-		}
-		if err := tcs.Check(); err != nil {
-			t.Fatalf("poseidon %v: circuit not satisfied: %v", poseidon, err)
-		}
-		got := tcs.Inputs()
-		for i := range inputs {
-			if !got[i+1].Equal(&inputs[i]) {
-				t.Fatalf("input %d (%s) differs", i+1, tcs.InputName(i+1))
+		checkSatisfied(t, c, inputs)
+		if poseidon {
+			// Names are checked on the small variant; the main 2KiB circuit has 1.7M rows.
+			tcs := cs.NewTestConstraintSystem()
+			if err := c.Synthesize(tcs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tcs.Check(); err != nil {
+				t.Fatalf("circuit not satisfied: %v", err)
+			}
+			if tcs.InputName(1) != "h_select (public input)/input variable" || tcs.InputName(4) != "comm_r_new_input/input variable" {
+				t.Errorf("inputs named %q, %q", tcs.InputName(1), tcs.InputName(4))
 			}
 		}
-		name := "k_and_h_select (public input)/input variable"
-		if poseidon {
-			name = "h_select (public input)/input variable"
+		// A witness that skips the vanilla checks (a wrong comm_c) leaves rows unsatisfied.
+		bad := *c.Witness
+		bad.CommC.SetUint64(5)
+		pa, err := cs.SynthesizeProving(context.Background(), &Circuit{Params: p, Inputs: c.Inputs, Witness: &bad}, cs.Shape{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if tcs.InputName(1) != name || tcs.InputName(4) != "comm_r_new_input/input variable" {
-			t.Errorf("inputs named %q, %q", tcs.InputName(1), tcs.InputName(4))
+		if firstUnsatisfied(pa) < 0 {
+			t.Fatal("circuit with a wrong comm_c is satisfied")
 		}
 		pp, err := p.DecodePartitionProof(b)
 		if err != nil {
@@ -222,4 +227,35 @@ func TestSnapDealsGroth16(t *testing.T) {
 			t.Fatal("proof verified for another comm_r_new")
 		}
 	}
+}
+
+// checkSatisfied synthesizes c for proving and checks every row a·b = c and the public inputs.
+func checkSatisfied(t *testing.T, c *Circuit, inputs []fr.Element) {
+	t.Helper()
+	pa, err := cs.SynthesizeProving(context.Background(), c, cs.Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := firstUnsatisfied(pa); row >= 0 {
+		t.Fatalf("row %d of %d not satisfied", row, len(pa.A))
+	}
+	if len(pa.Input) != len(inputs)+1 {
+		t.Fatalf("%d inputs", len(pa.Input))
+	}
+	for i := range inputs {
+		if !pa.Input[i+1].Equal(&inputs[i]) {
+			t.Fatalf("input %d differs from the public input", i+1)
+		}
+	}
+}
+
+func firstUnsatisfied(pa *cs.ProvingAssignment) int {
+	for i := range pa.A {
+		var ab fr.Element
+		ab.Mul(&pa.A[i], &pa.B[i])
+		if !ab.Equal(&pa.C[i]) {
+			return i
+		}
+	}
+	return -1
 }
