@@ -38,13 +38,20 @@ type SectorIdentity struct {
 	SectorNumber uint64
 }
 
-// Verify checks a validated C1 output the way rust-fil-proofs' vanilla verification and the
+// Verify validates a C1 output's structure (Output.Validate) and then checks it the way rust-fil-proofs' vanilla verification and the
 // circuit would: the challenges are the ones derived from replica_id and seed (or comm_r), every
 // Merkle path leads to comm_d, comm_c or comm_r_last, the parent columns are the graph's parents,
 // every layer's label of the challenged node is the hash of its parents' labels, the replica node
 // is the data plus the last label, and comm_r = Poseidon(comm_c, comm_r_last). A failure names
 // what is inconsistent. With id non-nil it also checks the replica ID derivation.
 func Verify(ctx context.Context, o *c1.Output, p *prooftypes.SealProof, id *SectorIdentity) error {
+	vp, err := o.Validate()
+	if err != nil {
+		return err
+	}
+	if vp != p {
+		return &VerifyError{Partition: -1, Challenge: -1, Field: "registered_proof", Reason: fmt.Sprintf("is %s, expected %s", vp.Name, p.Name)}
+	}
 	pp, err := FromOutput(o, p)
 	if err != nil {
 		return err

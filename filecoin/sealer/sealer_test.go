@@ -182,3 +182,30 @@ func TestSealErrors(t *testing.T) {
 		t.Fatal("32GiB accepted")
 	}
 }
+
+// Synthetic and NI-PoRep C1 outputs come from the same sealed sector with their own challenge
+// derivation (from comm_r), and verify.
+func TestSealSyntheticAndNI(t *testing.T) {
+	for _, pt := range []abi.RegisteredSealProof{abi.RegisteredSealProof_StackedDrg2KiBV1_1_Feat_SyntheticPoRep, abi.RegisteredSealProof_StackedDrg2KiBV1_2_Feat_NiPoRep} {
+		s, out := seal(t, pt, 4)
+		b, err := out.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, p, err := c1.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dec.Partitions()) != p.Partitions {
+			t.Fatalf("%s: %d partitions", p.Name, len(dec.Partitions()))
+		}
+		if err := porep.Verify(context.Background(), dec, p, &porep.SectorIdentity{ProverID: s.ProverID, SectorNumber: 7}); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		// Another comm_r is refused (it no longer hashes from comm_c and comm_r_last).
+		dec.CommR[0] ^= 1
+		if err := porep.Verify(context.Background(), dec, p, nil); !errors.Is(err, porep.ErrInconsistent) {
+			t.Fatalf("%s with another comm_r: %v", p.Name, err)
+		}
+	}
+}

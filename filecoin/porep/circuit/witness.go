@@ -26,7 +26,10 @@ func path(levels []c1.PathElement) ([]merkle.PathElement, error) {
 	return out, nil
 }
 
-func column(cp *c1.ColumnProof) (Column, error) {
+func column(cp *c1.ColumnProof, layers int) (Column, error) {
+	if len(cp.Column.Rows) != layers {
+		return Column{}, fmt.Errorf("%d rows for %d layers", len(cp.Column.Rows), layers)
+	}
 	rows := make([]fr.Element, len(cp.Column.Rows))
 	for i := range rows {
 		e, err := cp.Column.Rows[i].Element()
@@ -39,7 +42,9 @@ func column(cp *c1.ColumnProof) (Column, error) {
 	return Column{Rows: rows, Path: p}, err
 }
 
-// FromC1 builds partition k's witness circuit from a validated C1 output, as
+// FromC1 builds partition k's witness circuit from a C1 output (validated with c1.Decode or
+// Output.Validate; a malformed one gives an error, never a panic, but only validation names the
+// field), as
 // StackedCompound::circuit does from the vanilla proofs (comm_c and comm_r_last are taken from the
 // first challenge's openings; Validate guarantees every opening agrees).
 func FromC1(o *c1.Output, p *prooftypes.SealProof, k int) (*Circuit, error) {
@@ -70,6 +75,9 @@ func FromC1(o *c1.Output, p *prooftypes.SealProof, k int) (*Circuit, error) {
 	for i := range proofs {
 		vp := &proofs[i]
 		ch := &w.Challenges[i]
+		if len(vp.LabelingProofs) == 0 {
+			return nil, fmt.Errorf("circuit: challenge %d has no labeling proofs", i)
+		}
 		ch.Challenge = vp.LabelingProofs[0].Node
 		if ch.DataLeaf, err = vp.CommDProofs.Leaf.Element(); err != nil {
 			return nil, fmt.Errorf("circuit: challenge %d data leaf: %w", i, err)
@@ -85,14 +93,14 @@ func FromC1(o *c1.Output, p *prooftypes.SealProof, k int) (*Circuit, error) {
 			return nil, fmt.Errorf("circuit: challenge %d comm_c path: %w", i, err)
 		}
 		for j := range rcp.DRGParents {
-			c, err := column(&rcp.DRGParents[j])
+			c, err := column(&rcp.DRGParents[j], p.Layers)
 			if err != nil {
 				return nil, fmt.Errorf("circuit: challenge %d drg parent %d: %w", i, j, err)
 			}
 			ch.DRGParents = append(ch.DRGParents, c)
 		}
 		for j := range rcp.ExpParents {
-			c, err := column(&rcp.ExpParents[j])
+			c, err := column(&rcp.ExpParents[j], p.Layers)
 			if err != nil {
 				return nil, fmt.Errorf("circuit: challenge %d exp parent %d: %w", i, j, err)
 			}
