@@ -263,8 +263,15 @@ func TestPriorityMapping(t *testing.T) {
 // FuzzToProofRequest feeds arbitrary wire bytes through the request decoder: it must never
 // panic, and whatever it accepts must be a request the job manager accepts too.
 func FuzzToProofRequest(f *testing.F) {
-	fixtures(f)
-	for _, r := range []*pb.SubmitProofRequest{porepReq(), winningReq(), windowReq(), snapReq(), testReq("t", 64, 1, pb.Priority_HIGH)} {
+	// Cheap seeds: real fixtures would make every fuzz worker seal sectors first.
+	rnd := bytes.Repeat([]byte{7}, 32)
+	for _, r := range []*pb.SubmitProofRequest{
+		{ProofKind: pb.ProofKind_POREP_SEAL_COMMIT, RegisteredProof: 5, SectorNumber: 1,
+			VanillaProof: []byte(`{"SectorNum":1,"Phase1Out":"eyJyZWdpc3RlcmVkX3Byb29mIjoiU3RhY2tlZERyZzJLaUJWMV8xIn0=","SectorSize":2048}`)},
+		{ProofKind: pb.ProofKind_WINNING_POST, RegisteredProof: 0, Randomness: rnd, VanillaProofs: [][]byte{make([]byte, 80)}},
+		{ProofKind: pb.ProofKind_WINDOW_POST_PARTITION, RegisteredProof: 10, Randomness: rnd, VanillaProofs: [][]byte{make([]byte, 80)}},
+		snapReq(), testReq("t", 64, 1, pb.Priority_HIGH),
+	} {
 		b, err := proto.Marshal(r)
 		if err != nil {
 			f.Fatal(err)
