@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/merkle"
@@ -76,22 +78,50 @@ func Verify(ctx context.Context, o *c1.Output, p *prooftypes.SealProof, id *Sect
 	if commR != o.CommR {
 		return &VerifyError{Partition: -1, Challenge: -1, Field: "comm_r", Reason: "is not Poseidon(comm_c, comm_r_last) of the vanilla proofs"}
 	}
+	// Challenges are independent: check them concurrently, report the first failure in order.
+	type job struct {
+		k, i      int
+		challenge uint64
+	}
+	var jobs []job
 	for k, part := range parts {
 		ch, err := pp.Challenges(k)
 		if err != nil {
 			return err
 		}
 		for i := range part {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := pp.verifyChallenge(&part[i], ch[i]); err != nil {
-				var ve *VerifyError
-				if errors.As(err, &ve) {
-					ve.Partition, ve.Challenge = k, i
+			jobs = append(jobs, job{k, i, ch[i]})
+		}
+	}
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				if err := ctx.Err(); err != nil {
+					errs[j] = err
+					continue
 				}
-				return err
+				jb := jobs[j]
+				errs[j] = pp.verifyChallenge(&parts[jb.k][jb.i], jb.challenge)
 			}
+		}()
+	}
+	for j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	for j, err := range errs {
+		if err != nil {
+			var ve *VerifyError
+			if errors.As(err, &ve) {
+				ve.Partition, ve.Challenge = jobs[j].k, jobs[j].i
+			}
+			return err
 		}
 	}
 	return nil
