@@ -209,3 +209,16 @@ func TestSealSyntheticAndNI(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomC1(t *testing.T) {
+	for _, pt := range []abi.RegisteredSealProof{abi.RegisteredSealProof_StackedDrg2KiBV1_1, abi.RegisteredSealProof_StackedDrg512MiBV1_1} {
+		p, _ := prooftypes.Lookup(pt)
+		out, err := RandomC1(context.Background(), p, 1000, 12, rng(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := porep.Verify(context.Background(), out, p, &porep.SectorIdentity{ProverID: prooftypes.ProverID(1000), SectorNumber: 12}); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+	}
+}
