@@ -1,0 +1,61 @@
+package itests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/snarkd/snarkd/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+)
+
+// startCuzkDaemon runs `snarkd run --cuzk-listen unix://<repo>/cuzk.sock` and dials the socket
+// the way Curio does. prepare runs on the repo before the daemon starts.
+func startCuzkDaemon(t *testing.T, env []string, prepare func(repo string)) (*daemon, pb.ProvingEngineClient) {
+	t.Helper()
+	bin := buildDaemon(t)
+	repo := t.TempDir()
+	if prepare != nil {
+		prepare(repo)
+	}
+	sock := "unix://" + filepath.Join(repo, "cuzk.sock")
+	d := startDaemon(t, bin, repo, env, "--cuzk-listen", sock)
+	client, conn, err := cuzktest.Dial(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return d, client
+}
+
+// paramGate holds the first job of a test circuit (constraints, seed) in the daemon's worker:
+// it puts a FIFO where the daemon's parameter cache looks for that circuit's parameters, so
+// the job blocks opening it until release writes nothing and closes it; the cache then finds
+// an empty file, regenerates the parameters and the job proves normally. This keeps a worker
+// busy for exactly as long as a test needs, with no timing involved.
+func paramGate(t *testing.T, repo string, constraints int, seed uint64) (release func()) {
+	t.Helper()
+	dir := filepath.Join(repo, "params")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("test-%d-%d.params", constraints, seed))
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	released := false
+	return func() {
+		if released {
+			return
+		}
+		released = true
+		// Opening for writing pairs with the daemon's pending open for reading.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatalf("releasing parameter gate: %v", err)
+		}
+		f.Close()
+	}
+}
