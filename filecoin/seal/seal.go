@@ -6,9 +6,11 @@ package seal
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/filecoin-project/go-state-types/abi"
+	logging "github.com/ipfs/go-log/v2"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/c1"
@@ -16,6 +18,8 @@ import (
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 )
+
+var log = logging.Logger("snarkd/filecoin")
 
 // Commit2 is a decoded, validated and verified C2 request.
 type Commit2 struct {
@@ -37,6 +41,7 @@ type Options struct {
 // vanilla proof (porep.VerifyError naming the partition, challenge and field), so that a C1
 // output that cannot produce a valid proof is refused before any synthesis.
 func NewCommit2(ctx context.Context, phase1Out []byte, sector abi.SectorNumber, miner abi.ActorID, opts Options) (*Commit2, error) {
+	start := time.Now()
 	o, p, err := c1.Decode(phase1Out)
 	if err != nil {
 		return nil, err
@@ -52,6 +57,7 @@ func NewCommit2(ctx context.Context, phase1Out []byte, sector abi.SectorNumber, 
 	if err != nil {
 		return nil, err
 	}
+	log.Debugw("C1 output decoded and verified", "proof", p.Name, "sector", sector, "miner", miner, "bytes", len(phase1Out), "took", time.Since(start))
 	return &Commit2{Proof: p, Output: o, Public: pp, SectorNumber: sector, Miner: miner}, nil
 }
 
@@ -72,6 +78,7 @@ func (c *Commit2) PublicInputs(k int) ([]fr.Element, error) {
 // to workers goroutines (0: GOMAXPROCS), checks that every constraint holds (a failure names the
 // constraint) and that the circuit's inputs are the expected public inputs.
 func (c *Commit2) Synthesize(ctx context.Context, k int, workers int) (*cs.ProvingAssignment, error) {
+	start := time.Now()
 	circ, err := c.Circuit(k)
 	if err != nil {
 		return nil, err
@@ -95,5 +102,6 @@ func (c *Commit2) Synthesize(ctx context.Context, k int, workers int) (*cs.Provi
 			return nil, fmt.Errorf("partition %d: circuit input %d differs from the public input", k, i+1)
 		}
 	}
+	log.Debugw("partition synthesized", "proof", c.Proof.Name, "sector", c.SectorNumber, "partition", k, "rows", len(pa.A), "took", time.Since(start))
 	return pa, nil
 }
