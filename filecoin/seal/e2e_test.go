@@ -2,23 +2,48 @@ package seal
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/filecoin-project/go-state-types/abi"
+
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/groth16"
 )
 
-// TestEndToEnd2KiB: a Go-sealed 2KiB sector's C1 output → partition circuit → Groth16 proof with
+// TestEndToEnd2KiB: a Go-sealed sector's C1 output → partition circuit → Groth16 proof with
 // devnet parameters from our setup → verified against the vk with get_seal_inputs' public inputs.
-// The setup of the 2.7M-constraint circuit is heavy, so it runs only with SNARKD_E2E=1.
+// The setup of the 2.7M-constraint circuit is heavy, so it runs only with SNARKD_E2E=1;
+// SNARKD_E2E_PROOF=6 seals and proves an 8MiB sector instead (3.8M constraints).
 func TestEndToEnd2KiB(t *testing.T) {
 	if os.Getenv("SNARKD_E2E") != "1" {
 		t.Skip("set SNARKD_E2E=1 (Groth16 setup of the 2KiB PoRep circuit)")
 	}
 	ctx := context.Background()
-	c, err := NewCommit2(ctx, sealed2KiB(t), 5, 1000, Options{})
+	phase1 := sealed2KiB(t)
+	if v := os.Getenv("SNARKD_E2E_PROOF"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := prooftypes.Lookup(abi.RegisteredSealProof(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sealer.RandomC1(ctx, p, 1000, 5, rand.NewChaCha8([32]byte{12}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if phase1, err = out.Encode(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := NewCommit2(ctx, phase1, 5, 1000, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
