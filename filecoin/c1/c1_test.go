@@ -255,3 +255,17 @@ func FuzzDecode(f *testing.F) {
 		_ = json.Unmarshal(b, &d)
 	})
 }
+
+func TestDecodeAuto(t *testing.T) {
+	good := sealed2KiB(t)
+	if _, p, n, err := c1.DecodeAuto(good); err != nil || n != -1 || p.SectorSize != 2048 {
+		t.Fatalf("bare: %v %d", err, n)
+	}
+	w, _ := json.Marshal(c1.Commit2In{SectorNum: 9, Phase1Out: good, SectorSize: 2048})
+	if _, _, n, err := c1.DecodeAuto(w); err != nil || n != 9 {
+		t.Fatalf("wrapper: %v %d", err, n)
+	}
+	if _, _, _, err := c1.DecodeAuto([]byte("[1]")); !errors.Is(err, c1.ErrMalformed) {
+		t.Fatalf("array: %v", err)
+	}
+}

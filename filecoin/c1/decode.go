@@ -91,3 +91,21 @@ func DecodeCommit2In(b []byte) (*Commit2In, *Output, *prooftypes.SealProof, erro
 func (o *Output) Encode() ([]byte, error) {
 	return json.Marshal(o)
 }
+
+// DecodeAuto accepts either a bare C1 output or the Commit2In wrapper (recognized by its
+// "Phase1Out" key); sectorNum is the wrapper's sector number, or -1 for a bare output.
+func DecodeAuto(b []byte) (o *Output, p *prooftypes.SealProof, sectorNum int64, err error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, nil, -1, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if _, ok := probe["Phase1Out"]; ok {
+		w, o, p, err := DecodeCommit2In(b)
+		if err != nil {
+			return nil, nil, -1, err
+		}
+		return o, p, w.SectorNum, nil
+	}
+	o, p, err = Decode(b)
+	return o, p, -1, err
+}
