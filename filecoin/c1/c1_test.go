@@ -249,6 +249,7 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 		_, _, _, _ = c1.DecodeCommit2In(b)
+		_, _, _, _ = c1.DecodeAuto(b)
 		var m c1.MerkleProof
 		_ = json.Unmarshal(b, &m)
 		var d c1.Domain
