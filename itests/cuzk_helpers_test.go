@@ -11,15 +11,21 @@ import (
 	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
 )
 
-// startCuzkDaemon runs `snarkd run --cuzk-listen unix://<repo>/cuzk.sock` and dials the socket
-// the way Curio does. prepare runs on the repo before the daemon starts.
+// startCuzkDaemon runs `snarkd run --cuzk-listen unix://<repo>/cuzk.sock` in a new repo and
+// dials the socket the way Curio does. prepare runs on the repo before the daemon starts.
 func startCuzkDaemon(t *testing.T, env []string, prepare func(repo string)) (*daemon, pb.ProvingEngineClient) {
 	t.Helper()
-	bin := buildDaemon(t)
 	repo := t.TempDir()
 	if prepare != nil {
 		prepare(repo)
 	}
+	return startCuzkDaemonIn(t, repo, env)
+}
+
+// startCuzkDaemonIn is startCuzkDaemon on an existing repo (a restart).
+func startCuzkDaemonIn(t *testing.T, repo string, env []string) (*daemon, pb.ProvingEngineClient) {
+	t.Helper()
+	bin := buildDaemon(t)
 	sock := "unix://" + filepath.Join(repo, "cuzk.sock")
 	d := startDaemon(t, bin, repo, env, "--cuzk-listen", sock)
 	client, conn, err := cuzktest.Dial(sock)

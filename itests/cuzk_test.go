@@ -253,3 +253,37 @@ func TestCuzkBadListen(t *testing.T) {
 		t.Fatalf("snarkd run with a bad --cuzk-listen: %v\n%s", err, out)
 	}
 }
+
+// TestCuzkRestart: a job submitted over gRPC survives a daemon crash, and Curio's retry with
+// the same request ID after the restart finds that job instead of starting another.
+func TestCuzkRestart(t *testing.T) {
+	var (
+		repo    string
+		release func()
+	)
+	d, c := startCuzkDaemon(t, nil, func(r string) {
+		repo = r
+		release = paramGate(t, r, cuzkN, 200)
+	})
+	ctx := context.Background()
+	first, err := c.SubmitProof(ctx, cuzkTestReq("porep-1000-77", 200, pb.Priority_NORMAL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to run", func() bool { return queueOf(t, c, "test").InProgress == 1 })
+	d.kill()
+
+	// The gate is still in place, so the re-queued job holds the worker again after the restart.
+	_, c = startCuzkDaemonIn(t, repo, nil)
+	again, err := c.SubmitProof(ctx, cuzkTestReq("porep-1000-77", 200, pb.Priority_NORMAL))
+	if err != nil || again.JobId != first.JobId {
+		t.Fatalf("resubmission after the restart: %v %v, want job %s", again, err, first.JobId)
+	}
+	waitFor(t, "the re-queued job to run", func() bool { return queueOf(t, c, "test").InProgress == 1 })
+	release()
+	res, err := c.Prove(ctx, &pb.ProveRequest{Submit: cuzkTestReq("porep-1000-77", 200, pb.Priority_NORMAL)})
+	if err != nil || res.Result.Status != pb.AwaitProofResponse_COMPLETED || res.Result.JobId != first.JobId {
+		t.Fatalf("Prove after the restart: %v %v", res, err)
+	}
+	verifyTestProof(t, res.Result.Proof, cuzkN, 200, 1)
+}
