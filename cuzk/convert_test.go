@@ -21,7 +21,7 @@ import (
 var (
 	fixturesOnce sync.Once
 	fixturesErr  error
-	c2in         []byte        // 2KiB PoRep Commit2In, miner 1000, sector 5
+	c2in         []byte         // 2KiB PoRep Commit2In, miner 1000, sector 5
 	winning      *cuzktest.PoSt // 2KiB WinningPoSt, one sector
 	window       *cuzktest.PoSt // 2KiB WindowPoSt V1_1, two sectors
 )
