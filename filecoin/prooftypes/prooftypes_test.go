@@ -2,6 +2,8 @@ package prooftypes
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -146,5 +148,27 @@ func TestTreeShapeErrors(t *testing.T) {
 	}
 	if n, err := (TreeShape{8, 8, 2}).BaseLevels(1 << 31); err != nil || n != 9 {
 		t.Fatalf("64GiB base levels %d, %v", n, err)
+	}
+}
+
+func TestFileDigestAndCheck(t *testing.T) {
+	// Blake2b-512("abc") begins ba80a53f981c4d0d6a2797b69f12f6e9.
+	d, err := FileDigest(strings.NewReader("abc"))
+	if err != nil || d != "ba80a53f981c4d0d6a2797b69f12f6e9" {
+		t.Fatalf("digest %q, %v", d, err)
+	}
+	p, _ := Lookup(abi.RegisteredSealProof_StackedDrg2KiBV1_1)
+	dir := t.TempDir()
+	if err := CheckPublishedFiles(dir, p); err == nil {
+		t.Fatal("missing files accepted")
+	}
+	for _, f := range []string{p.VKFile(), p.ParamsFile()} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("not parameters"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var dm *DigestMismatchError
+	if err := CheckPublishedFiles(dir, p); !errors.As(err, &dm) || dm.File != p.VKFile() || dm.Want != "dc1ade9929ade1708238f155343044ac" {
+		t.Fatalf("got %v", err)
 	}
 }

@@ -53,6 +53,9 @@ func TestEndToEnd2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("setup: %v (%d h, %d l, %d a, %d b points)", time.Since(t0), len(pk.H), len(pk.L), len(pk.A), len(pk.BG1))
+	if err := CheckParams(ctx, c.Proof, pk); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	if err := WriteParams(dir, c.Proof, pk); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
@@ -16,6 +17,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
+	"github.com/snarkd/snarkd/groth16"
 )
 
 func sealed2KiB(t testing.TB) []byte {
@@ -143,4 +145,22 @@ func BenchmarkSynthesizePartition(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(info.R1CSRows)*float64(b.N)/b.Elapsed().Seconds(), "constraints/s")
+}
+
+// Parameters whose vectors do not fit the circuit are named before synthesis.
+func TestCheckParamsMismatch(t *testing.T) {
+	if raceEnabled {
+		t.Skip("blank syntheses of 5M constraints skipped with -race")
+	}
+	p, _ := prooftypes.Lookup(abi.RegisteredSealProof_StackedDrg2KiBV1_1)
+	pk := &groth16.Parameters{}
+	pk.VK.IC = make([]bls12381.G1Affine, 40)
+	var pm *ParamsMismatchError
+	if err := CheckParams(context.Background(), p, pk); !errors.As(err, &pm) || pm.Vector != "h" || pm.Want != 1<<22-1 {
+		t.Fatalf("got %v", err)
+	}
+	pk.VK.IC = pk.VK.IC[:39]
+	if err := CheckParams(context.Background(), p, pk); !errors.As(err, &pm) || pm.Vector != "vk.ic" {
+		t.Fatalf("got %v", err)
+	}
 }
