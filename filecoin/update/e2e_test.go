@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -258,4 +259,26 @@ func firstUnsatisfied(pa *cs.ProvingAssignment) int {
 		}
 	}
 	return -1
+}
+
+func TestInputsFromCIDs(t *testing.T) {
+	e := encoded(t, false)
+	o, n, u, err := e.CIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(u.String(), "baga6ea4sea") || !strings.HasPrefix(o.String(), "bagboea4b5abc") {
+		t.Errorf("CIDs %s %s", o, u)
+	}
+	in, err := e.Params.InputsFromCIDs(o, n, u, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := e.Inputs(0)
+	if *in != *want {
+		t.Fatalf("inputs %+v, want %+v", in, want)
+	}
+	if _, err := e.Params.InputsFromCIDs(u, n, u, 0); err == nil {
+		t.Error("unsealed CID accepted as comm_r_old")
+	}
 }
