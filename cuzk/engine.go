@@ -42,6 +42,9 @@ func NewHandlerEngine(h http.Handler, token string) (*HandlerEngine, error) {
 			if err != nil {
 				return nil, err
 			}
+			if code == http.StatusRequestEntityTooLarge {
+				return nil, &ErrTooLarge{Bytes: len(body)}
+			}
 			if code != http.StatusOK {
 				return nil, fmt.Errorf("native API answered HTTP %d: %s", code, bytes.TrimSpace(b))
 			}
@@ -52,6 +55,16 @@ func NewHandlerEngine(h http.Handler, token string) (*HandlerEngine, error) {
 	}
 	e.Prover, e.closer = &c, closer
 	return e, nil
+}
+
+// ErrTooLarge is a request the daemon's native API refused for its size: as JSON (base64
+// bytes) it is larger than API.MaxRequestBytes.
+type ErrTooLarge struct {
+	Bytes int
+}
+
+func (e *ErrTooLarge) Error() string {
+	return fmt.Sprintf("request of %d bytes as JSON exceeds API.MaxRequestBytes; raise it to about 4/3 of Cuzk.MaxMessageBytes", e.Bytes)
 }
 
 // Close releases the client.

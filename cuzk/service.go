@@ -316,6 +316,7 @@ func grpcError(ctx context.Context, err error) error {
 		conflict *rpcapi.ErrRequestConflict
 		down     *rpcapi.ErrShuttingDown
 		perm     *rpcapi.ErrPermission
+		large    *ErrTooLarge
 	)
 	code := codes.Internal
 	switch {
@@ -323,7 +324,7 @@ func grpcError(ctx context.Context, err error) error {
 		code = codes.InvalidArgument
 	case errors.As(err, &unsup):
 		code = codes.Unimplemented
-	case errors.As(err, &full):
+	case errors.As(err, &full), errors.As(err, &large):
 		code = codes.ResourceExhausted
 	case errors.As(err, &notFound):
 		code = codes.NotFound
