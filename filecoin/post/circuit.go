@@ -156,6 +156,10 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.Provi
 	if workers <= 0 || workers > n {
 		workers = n
 	}
+	per, err := sectorShape(ctx, c.Config)
+	if err != nil {
+		return nil, err
+	}
 	chunk := (n + workers - 1) / workers
 	type part struct {
 		pa  *cs.ProvingAssignment
@@ -170,7 +174,8 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.Provi
 			defer wg.Done()
 			lo, hi := k*chunk, min((k+1)*chunk, n)
 			sub := &Circuit{Config: c.Config, Sectors: c.Sectors}
-			pa := cs.NewProvingAssignment(cs.Shape{})
+			m := hi - lo
+			pa := cs.NewProvingAssignment(cs.Shape{NumInputs: 1 + m*per.NumInputs, NumAux: m * per.NumAux, NumConstraints: m * per.NumConstraints})
 			if _, err := pa.AllocInputValue("ONE", &one); err != nil {
 				parts[k].err = err
 				return
@@ -194,7 +199,7 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.Provi
 			return nil, fmt.Errorf("synthesizing post circuit: %w", p.err)
 		}
 	}
-	main := cs.NewProvingAssignment(cs.Shape{})
+	main := cs.NewProvingAssignment(cs.Shape{NumInputs: 1 + n*per.NumInputs, NumAux: n * per.NumAux, NumConstraints: n*per.NumConstraints + 1 + n*per.NumInputs})
 	if _, err := main.AllocInputValue("ONE", &one); err != nil {
 		return nil, err
 	}
@@ -206,4 +211,37 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.Provi
 		main.Enforce("", cs.LCOf(cs.InputVariable(i)), nil, nil)
 	}
 	return main, nil
+}
+
+// sectorShapes caches the size of one sector's block per configuration.
+var sectorShapes sync.Map // Config → cs.Shape
+
+// sectorShape is what one sector adds to the system: its inputs, aux variables and constraints
+// (without bellperson's input rows), counted once per configuration on the blank circuit.
+func sectorShape(ctx context.Context, cfg Config) (cs.Shape, error) {
+	one := cfg
+	one.Sectors = 1
+	if s, ok := sectorShapes.Load(one); ok {
+		return s.(cs.Shape), nil
+	}
+	sys, err := cs.SynthesizeShape(ctx, Blank(one))
+	if err != nil {
+		return cs.Shape{}, err
+	}
+	s := sys.Shape()
+	per := cs.Shape{NumInputs: s.NumInputs - 1, NumAux: s.NumAux, NumConstraints: s.NumConstraints - s.NumInputs}
+	sectorShapes.Store(one, per)
+	return per, nil
+}
+
+// Shape is the size of the circuit of cfg (ONE and bellperson's input rows included), the
+// capacity to give cs.SynthesizeProving.
+func (cfg Config) Shape(ctx context.Context) (cs.Shape, error) {
+	per, err := sectorShape(ctx, cfg)
+	if err != nil {
+		return per, err
+	}
+	n := cfg.Sectors
+	in := 1 + n*per.NumInputs
+	return cs.Shape{NumInputs: in, NumAux: n * per.NumAux, NumConstraints: n*per.NumConstraints + in}, nil
 }

@@ -196,3 +196,22 @@ func TestSynthesizeParallelEqualsSequential(t *testing.T) {
 		t.Error("parallel synthesis of a blank circuit accepted")
 	}
 }
+
+func TestConfigShape(t *testing.T) {
+	for _, cfg := range []Config{
+		{Sectors: 3, Challenges: 5, Tree: prooftypes.TreeShape{Base: 8, Sub: 4, Top: 2}, Nodes: 512},
+		{Sectors: 66, Challenges: 1, Tree: prooftypes.TreeShape{Base: 8, Sub: 8}, Nodes: 1 << 30},
+	} {
+		got, err := cfg.Shape(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := cs.SynthesizeShape(context.Background(), Blank(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != s.Shape() {
+			t.Errorf("%+v: shape %+v, blank synthesis %+v", cfg, got, s.Shape())
+		}
+	}
+}
