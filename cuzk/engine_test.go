@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/snarkd/snarkd/rpcapi"
@@ -30,4 +31,10 @@ func TestHandlerEngineTooLarge(t *testing.T) {
 	if _, err := e.Metrics(ctx); err == nil {
 		t.Fatal("Metrics of a failing handler succeeded")
 	}
+}
+
+func TestRecoverPanic(t *testing.T) {
+	_, err := recoverPanic(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/cuzk.v1.ProvingEngine/Prove"},
+		func(context.Context, any) (any, error) { panic("decoder bug") })
+	wantCode(t, err, codes.Internal, "decoder bug")
 }

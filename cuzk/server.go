@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -111,7 +112,7 @@ func ServerOptions(cfg config.Cuzk) ([]grpc.ServerOption, error) {
 	if max < config.MinCuzkMessageBytes {
 		max = config.MinCuzkMessageBytes
 	}
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(max)}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(max), grpc.ChainUnaryInterceptor(recoverPanic)}
 	if cfg.TLSCertFile != "" {
 		tc, err := tlsConfig(cfg)
 		if err != nil {
@@ -130,6 +131,18 @@ func ServerOptions(cfg config.Cuzk) ([]grpc.ServerOption, error) {
 		}))
 	}
 	return opts, nil
+}
+
+// recoverPanic keeps a bug reached by one request (the decoders see untrusted bytes) from
+// taking down the daemon and every other caller's proof with it.
+func recoverPanic(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Errorw("cuzk call panicked", "method", info.FullMethod, "panic", r, "stack", string(debug.Stack()))
+			resp, err = nil, status.Errorf(codes.Internal, "internal error handling %s: %v", info.FullMethod, r)
+		}
+	}()
+	return next(ctx, req)
 }
 
 func checkToken(ctx context.Context, want []byte) error {
@@ -195,8 +208,13 @@ func Start(cfg config.Cuzk, svc pb.ProvingEngineServer) (*Server, error) {
 	if a.Network == "tcp" {
 		a.Addr = ln.Addr().String()
 	}
-	if !a.Loopback() && cfg.Token == "" && cfg.TLSCertFile == "" {
+	switch {
+	case a.Loopback() || cfg.Token != "" || cfg.TLSClientCAFile != "":
+	case cfg.TLSCertFile == "":
 		log.Warnw("cuzk gRPC service listens on a non-loopback address without Cuzk.Token or TLS: anyone who can reach it can submit and cancel proofs; prefer a unix socket, a loopback address with an SSH tunnel, or a firewall that admits only the Curio hosts",
+			"listen", a.Addr)
+	default:
+		log.Warnw("cuzk gRPC service listens on a non-loopback address with TLS but neither Cuzk.Token nor Cuzk.TLSClientCAFile: traffic is encrypted, but any client that can reach it can submit and cancel proofs",
 			"listen", a.Addr)
 	}
 	g := grpc.NewServer(opts...)
