@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
@@ -212,6 +213,24 @@ func TestConfigShape(t *testing.T) {
 		}
 		if got != s.Shape() {
 			t.Errorf("%+v: shape %+v, blank synthesis %+v", cfg, got, s.Shape())
+		}
+	}
+}
+
+// The WindowPoSt partition sizes published next to WINDOW_POST_SECTOR_COUNT in
+// filecoin-proofs/src/constants.rs, from the blank circuit's per-sector block.
+func TestWindowPoStProductionCounts(t *testing.T) {
+	for _, c := range []struct {
+		pt          abi.RegisteredPoStProof
+		constraints int
+	}{{abi.RegisteredPoStProof_StackedDrgWindow32GiBV1_1, 125279217}, {abi.RegisteredPoStProof_StackedDrgWindow64GiBV1_1, 129887900}} {
+		p, _ := Lookup(c.pt)
+		s, err := p.Config().Shape(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.NumConstraints - s.NumInputs; got != c.constraints || s.NumInputs != p.PublicInputs() || s.DomainSize() != 1<<27 {
+			t.Errorf("%s: %d constraints, %d inputs, domain %d; want %d", p.Name, got, s.NumInputs, s.DomainSize(), c.constraints)
 		}
 	}
 }

@@ -3,7 +3,9 @@ package post
 import (
 	"context"
 	crand "crypto/rand"
+
 	"errors"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -253,32 +255,43 @@ func TestPoStGroth16(t *testing.T) {
 		}},
 	}
 	for _, c := range cases {
-		pk, err := groth16.SetupFromSeed(ctx, Blank(c.p.Config()), []byte(c.p.Identifier()))
-		if err != nil {
-			t.Fatal(err)
-		}
 		part, err := c.part()
 		if err != nil {
 			t.Fatal(err)
 		}
-		pa, err := SynthesizeParallel(ctx, part.Circuit, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, sr, err := groth16.RandomRS(crand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		proof, err := groth16.ProveAssignment(ctx, pk, pa, &r, &sr)
-		if err != nil {
-			t.Fatalf("%s: %v", c.p.Name, err)
-		}
-		if err := groth16.Verify(&pk.VK, proof, part.Inputs); err != nil {
-			t.Fatalf("%s: %v", c.p.Name, err)
-		}
-		part.Inputs[1].SetUint64(part.Inputs[1].Uint64() ^ 1)
-		if err := groth16.Verify(&pk.VK, proof, part.Inputs); err == nil {
-			t.Fatalf("%s: proof verified for another challenge", c.p.Name)
-		}
+		proveVerify(t, ctx, c.p, part)
+	}
+}
+
+// proveVerify proves part with keys from a deterministic setup of p's blank circuit and checks
+// the proof against the verifier's public inputs, and not against altered ones.
+func proveVerify(t *testing.T, ctx context.Context, p *Proof, part *Partition) {
+	t.Helper()
+	pk, err := groth16.SetupFromSeed(ctx, Blank(p.Config()), []byte(p.Identifier()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := SynthesizeParallel(ctx, part.Circuit, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, sr, err := groth16.RandomRS(crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, err := groth16.ProveAssignment(ctx, pk, pa, &r, &sr)
+	if err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	if err := groth16.Verify(&pk.VK, proof, part.Inputs); err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	inputs := append([]fr.Element(nil), part.Inputs...)
+	inputs[1].SetUint64(inputs[1].Uint64() ^ 1)
+	if err := groth16.Verify(&pk.VK, proof, inputs); err == nil {
+		t.Fatalf("%s: proof verified for another challenge", p.Name)
+	}
+	if b := groth16.MarshalProofs([]*groth16.Proof{proof}); len(b) != ProofBytes {
+		t.Fatalf("%s: %d proof bytes", p.Name, len(b))
 	}
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // 8MiB WindowPoSt (a partition short of sectors) and WinningPoSt from a Go-sealed sector.
-// Sealing 8MiB takes minutes of CPU: SNARKD_HEAVY_TESTS=1.
+// The WindowPoSt partition is also proven and verified. Sealing 8MiB takes minutes of CPU:
+// SNARKD_HEAVY_TESTS=1.
 func TestPoSt8MiBFromSealer(t *testing.T) {
 	if os.Getenv("SNARKD_HEAVY_TESTS") == "" {
 		t.Skip("set SNARKD_HEAVY_TESTS=1")
@@ -39,6 +40,7 @@ func TestPoSt8MiBFromSealer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPartition(t, part)
+	proveVerify(t, context.Background(), window, part)
 	winning, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWinning8MiBV1)
 	part, err = WinningPartition(winning, rnd, prover, [][]byte{vanillaFor(t, winning, s, rnd, 0)})
 	if err != nil {
