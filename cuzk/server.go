@@ -19,12 +19,16 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/snarkd/snarkd/config"
 	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
 )
+
+// KeepaliveTime is how long a connection may be silent before the server pings the client.
+const KeepaliveTime = time.Minute
 
 // StopGrace is how long Stop lets calls in flight finish before closing their connections.
 const StopGrace = 10 * time.Second
@@ -112,7 +116,13 @@ func ServerOptions(cfg config.Cuzk) ([]grpc.ServerOption, error) {
 	if max < config.MinCuzkMessageBytes {
 		max = config.MinCuzkMessageBytes
 	}
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(max), grpc.ChainUnaryInterceptor(recoverPanic)}
+	opts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(max),
+		// A Prove call is silent for as long as the proof takes (Curio allows 30 minutes): ping
+		// the client so that a dead one is noticed and idle NAT or firewall state stays alive.
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: 20 * time.Second}),
+		grpc.ChainUnaryInterceptor(recoverPanic),
+	}
 	if cfg.TLSCertFile != "" {
 		tc, err := tlsConfig(cfg)
 		if err != nil {
