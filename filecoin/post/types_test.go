@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/merkle"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 )
 
@@ -84,5 +87,27 @@ func TestLeafChallenge(t *testing.T) {
 	}
 	if _, err := WinningSectorChallenge(rnd, rnd, 0, 0); err == nil {
 		t.Error("empty sector set accepted")
+	}
+}
+
+// Known answers from a real 32GiB WindowPoSt vanilla proof made by rust-fil-proofs (curio's
+// lib/proof/testgolden: randomness 0, sector 1, prover 1000): the leaves it opens and its
+// comm_r = Poseidon(comm_c, comm_r_last).
+func TestRustVanillaKnownAnswers(t *testing.T) {
+	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow32GiBV1)
+	want := []uint64{707914199, 439148358, 967788220, 548708700, 1061661429, 6202012, 1055504637, 389535735, 1000069704, 600088878}
+	if got := p.SectorChallenges([32]byte{}, 1, 0); !slices.Equal(got, want) {
+		t.Errorf("challenges %v, want %v", got, want)
+	}
+	h := func(s string) c1.Domain {
+		b, _ := hex.DecodeString(s)
+		return c1.Domain(b)
+	}
+	commR, err := merkle.Poseidon([]c1.Domain{h("9941e59d24a2a05877558ac5fa1aab256bd12a3e88ef51ee79f58b8d80adb94e"), h("f56b7f7f318d88ac4d72e5d94efd7de7f1df501b98b01a8564fa4cb4983b9e4b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commR != h("df691086e3c673c95a45908713d4c5938e5ced43f21b888bd9bc6e181c9f326b") {
+		t.Errorf("comm_r %x", commR)
 	}
 }
