@@ -3,11 +3,17 @@ package cuzk
 import (
 	"context"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -37,4 +43,55 @@ func TestRecoverPanic(t *testing.T) {
 	_, err := recoverPanic(context.Background(), nil, &grpc.UnaryServerInfo{FullMethod: "/cuzk.v1.ProvingEngine/Prove"},
 		func(context.Context, any) (any, error) { panic("decoder bug") })
 	wantCode(t, err, codes.Internal, "decoder bug")
+}
+
+// TestStartDaemon runs the service the way `snarkd run --cuzk-listen` does: on a real daemon,
+// reached in process through its handler with a write token.
+func TestStartDaemon(t *testing.T) {
+	repo := t.TempDir()
+	d, err := plugin.Open(config.Default(), plugin.Options{Repo: repo, BackendName: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	token := func(p rpcapi.Permission) string {
+		perms, err := rpcapi.PermsUpTo(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := d.Secret().NewToken(perms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	start := func(tok, sock string) pb.ProvingEngineClient {
+		srv, err := StartDaemon(config.Cuzk{ListenAddress: "unix://" + filepath.Join(repo, sock), MaxMessageBytes: config.MinCuzkMessageBytes}, d.Handler(), tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Stop() })
+		c, conn, err := cuzktest.Dial(srv.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return c
+	}
+	ctx := context.Background()
+	c := start(token(rpcapi.PermWrite), "cuzk.sock")
+	res, err := c.Prove(ctx, &pb.ProveRequest{Submit: testReq("daemon-1", testN, 9, pb.Priority_NORMAL)})
+	if err != nil || res.Result.Status != pb.AwaitProofResponse_COMPLETED {
+		t.Fatalf("Prove: %v %v", res, err)
+	}
+	verifyTest(t, res.Result.Proof, testN, 9)
+	m, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{})
+	if err != nil || !strings.Contains(m.PrometheusText, `snarkd_jobs_completed_total{kind="test"} 1`) {
+		t.Fatalf("GetMetrics: %v\n%s", err, m.GetPrometheusText())
+	}
+
+	// A token without write permission is a wiring bug: it surfaces as Internal, naming it.
+	ro := start(token(rpcapi.PermRead), "ro.sock")
+	_, err = ro.SubmitProof(ctx, testReq("daemon-2", testN, 9, pb.Priority_NORMAL))
+	wantCode(t, err, codes.Internal, "missing permission")
 }
