@@ -98,14 +98,21 @@ type Log struct {
 type Prover struct {
 	// Backend is "auto" (CUDA when the binary has it and a GPU is visible), "cpu" or "cuda".
 	Backend string `toml:"Backend" env:"SNARKD_PROVER_BACKEND"`
+	// ParameterCache is the Filecoin parameter directory holding the .params and .vk files
+	// under their published names; it takes the variable the Rust proofs stack uses, so one
+	// directory serves lotus, curio and snarkd.
+	ParameterCache string `toml:"ParameterCache" env:"FIL_PROOFS_PARAMETER_CACHE"`
 }
+
+// DefaultParameterCache is rust-fil-proofs' default parameter directory.
+const DefaultParameterCache = "/var/tmp/filecoin-proof-parameters"
 
 // Default returns the built-in configuration used when no file or override says otherwise.
 func Default() Config {
 	return Config{
 		API:    API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20},
 		Log:    Log{Level: "info", Format: "text"},
-		Prover: Prover{Backend: "auto"},
+		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache},
 		Jobs:   Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour)},
 		Lotus: Lotus{
 			Heartbeat:      Duration(10 * time.Second),
@@ -172,6 +179,9 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("Prover.Backend %q: want auto, cpu or cuda", c.Prover.Backend)
 	}
+	if c.Prover.ParameterCache == "" {
+		return fmt.Errorf("Prover.ParameterCache: empty; want the Filecoin parameter directory (default %s)", DefaultParameterCache)
+	}
 	if c.Jobs.Workers < 1 || c.Jobs.Workers > 256 {
 		return fmt.Errorf("Jobs.Workers %d: want 1..256", c.Jobs.Workers)
 	}
@@ -223,7 +233,7 @@ func (c Cuzk) Validate() error {
 	return nil
 }
 
-// EnvVars lists every SNARKD_* variable Load understands, with its TOML path.
+// EnvVars lists every variable Load understands (SNARKD_* and FIL_PROOFS_PARAMETER_CACHE), with its TOML path.
 func EnvVars() map[string]string {
 	out := map[string]string{}
 	walkEnv(reflect.ValueOf(&Config{}).Elem(), "", func(_ reflect.Value, key, env string) error {
@@ -236,7 +246,7 @@ func EnvVars() map[string]string {
 func applyEnv(cfg *Config, environ []string) error {
 	vals := map[string]string{}
 	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "SNARKD_") {
+		if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, "SNARKD_") || k == "FIL_PROOFS_PARAMETER_CACHE") {
 			vals[k] = v
 		}
 	}

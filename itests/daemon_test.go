@@ -84,7 +84,7 @@ func TestDaemonRejectsBadConfig(t *testing.T) {
 }
 
 // TestCLIProveFlow drives the CLI against the daemon: prove test (with the Events-driven
-// progress bar), jobs, status, and a C2 from a Commit2In file answered "not supported yet".
+// progress bar), jobs, status, and a C2 from a Commit2In file whose C1 output is refused.
 func TestCLIProveFlow(t *testing.T) {
 	bin := buildDaemon(t)
 	repo := t.TempDir()
@@ -126,11 +126,11 @@ func TestCLIProveFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, stderr, err = cli("prove", "c2", "--c1", c1, "--miner", "1000")
-	if err == nil || !strings.Contains(stderr, `proof kind "porep-c2" is not supported yet`) {
+	if err == nil || !strings.Contains(stderr, "not a valid C1 output") {
 		t.Fatalf("prove c2: %v\n%s", err, stderr)
 	}
 	_, stderr, err = cli("prove", "c2", "--c1", c1, "--miner", "1000", "--sector", "1")
-	if err == nil || !strings.Contains(stderr, "not supported yet") {
+	if err == nil || !strings.Contains(stderr, "Phase1Out") {
 		t.Fatalf("prove c2 again: %v\n%s", err, stderr)
 	}
 

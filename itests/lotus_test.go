@@ -123,8 +123,8 @@ func TestLotusMinerFlow(t *testing.T) {
 		t.Fatalf("return %s %s", ret.Method, ret.Raw)
 	}
 
-	// A well-formed C1 output: the PoRep circuit is not there yet, and the miner is told so
-	// with a CallError, never a fake proof.
+	// JSON with a C1 output's head but not its body: the prover refuses it, and the miner is
+	// told why with a CallError, never a fake proof (lotus_c2_test.go proves real C1 outputs).
 	ctx := context.Background()
 	call, err := w.API.SealCommit2(ctx, rpcapi.SectorRef{ID: abi.SectorID{Miner: 1000, Number: 10}, ProofType: abi.RegisteredSealProof_StackedDrg2KiBV1_1}, []byte(c1For2KiB))
 	if err != nil {
@@ -132,7 +132,7 @@ func TestLotusMinerFlow(t *testing.T) {
 	}
 	ret = m.nextReturn(t)
 	if ret.CallID != call || ret.Proof != nil || ret.Err == nil || ret.Err.Code != rpcapi.ErrUnknown ||
-		!strings.Contains(ret.Err.Message, `proof kind "porep-c2" is not supported yet`) {
+		!strings.Contains(ret.Err.Message, "Phase1Out: ") || !strings.Contains(ret.Err.Message, "C1 output") {
 		t.Fatalf("C2 return %+v (call %v)", ret, call)
 	}
 

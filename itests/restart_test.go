@@ -93,7 +93,7 @@ func TestRestartSafety(t *testing.T) {
 		r := m.nextReturn(t)
 		got[r.CallID] = r
 	}
-	if r := got[l0]; r.Err == nil || r.Err.Code != rpcapi.ErrUnknown || !strings.Contains(r.Err.Message, "not supported yet") {
+	if r := got[l0]; r.Err == nil || r.Err.Code != rpcapi.ErrUnknown || !strings.Contains(r.Err.Message, "Phase1Out: ") {
 		t.Fatalf("L0 after restart: %+v", r)
 	}
 	if r := got[l1]; r.Err == nil || r.Err.Code != rpcapi.ErrTempWorkerRestart || r.Err.Message != "worker [name: itest-worker] restarted" || r.Proof != nil {

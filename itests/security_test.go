@@ -121,8 +121,8 @@ func TestSecurityAndBadInput(t *testing.T) {
 		t.Errorf("await unknown job: %v", err)
 	}
 	// ffi-shaped calls answer the same typed errors.
-	if _, err := api.SealCommitPhase2(ctx, []byte(c1For2KiB), 1, 1000); !errors.As(err, new(*rpcapi.ErrNotSupportedYet)) {
-		t.Errorf("SealCommitPhase2: %v", err)
+	if _, err := api.SealCommitPhase2(ctx, []byte(c1For2KiB), 1, 1000); !errors.As(err, new(*rpcapi.ErrBadRequest)) || !strings.Contains(err.Error(), "Phase1Out") {
+		t.Errorf("SealCommitPhase2 of a C1 head without a body: %v", err)
 	}
 	if _, err := api.SealCommitPhase2(ctx, []byte(`{"registered_proof":"StackedDrg3GiB"}`), 1, 1000); !errors.As(err, new(*rpcapi.ErrBadRequest)) {
 		t.Errorf("SealCommitPhase2 bad C1: %v", err)

@@ -1,39 +1,28 @@
 package plugin
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// sealProofNames maps rust-fil-proofs' RegisteredSealProof names (as serde writes them in a C1
-// output's "registered_proof") to the abi enum.
-var sealProofNames = func() map[string]abi.RegisteredSealProof {
-	sizes := []string{"2KiB", "8MiB", "512MiB", "32GiB", "64GiB"}
-	versions := []string{"V1", "V1_1", "V1_1_Feat_SyntheticPoRep", "V1_2_Feat_NiPoRep"}
-	out := map[string]abi.RegisteredSealProof{}
-	for v, ver := range versions {
-		for s, size := range sizes {
-			out["StackedDrg"+size+ver] = abi.RegisteredSealProof(v*len(sizes) + s)
-		}
-	}
-	return out
-}()
-
-// C1SealProof reads the registered seal proof out of a C1 output (SealCommitPhase1Output JSON).
+// C1SealProof decodes a C1 output (SealCommitPhase1Output JSON) strictly and returns its
+// registered seal proof, so that a malformed output is refused with a typed error naming the
+// field before anything is queued. Whether its vanilla proofs are consistent is checked by the
+// prover, which needs the miner and sector number.
 func C1SealProof(phase1Out []byte) (abi.RegisteredSealProof, error) {
-	var head struct {
-		RegisteredProof string `json:"registered_proof"`
+	_, p, err := c1.Decode(phase1Out)
+	if err != nil {
+		field := "Phase1Out"
+		var fe *c1.FieldError
+		if errors.As(err, &fe) {
+			field += "." + fe.Field
+		}
+		return 0, &rpcapi.ErrBadRequest{Field: field, Reason: fmt.Sprintf("not a valid C1 output: %v", err)}
 	}
-	if err := json.Unmarshal(phase1Out, &head); err != nil {
-		return 0, &rpcapi.ErrBadRequest{Field: "Phase1Out", Reason: fmt.Sprintf("not a C1 output JSON object: %v", err)}
-	}
-	spt, ok := sealProofNames[head.RegisteredProof]
-	if !ok {
-		return 0, &rpcapi.ErrBadRequest{Field: "Phase1Out.registered_proof", Reason: fmt.Sprintf("unknown seal proof %q", head.RegisteredProof)}
-	}
-	return spt, nil
+	return p.Proof, nil
 }

@@ -1,6 +1,7 @@
 package prover
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/testcircuit"
 )
@@ -17,18 +21,21 @@ import (
 // can forge test proofs. Only the "test" kind uses them.
 var DevnetParamSeed = []byte("snarkd devnet test-circuit parameters v1")
 
-// ParamCache loads proving parameters once and keeps them in memory; generated test-circuit
-// parameters are also written to Dir so that later starts load instead of regenerating.
+// ParamCache loads proving parameters once and keeps them in memory: Filecoin circuits' from
+// the Filecoin parameter directory (WithFilecoinDir), and the test circuit's devnet parameters,
+// which are generated at first use and written to dir so that later starts load them.
 type ParamCache struct {
 	dir string
 
 	mu      sync.Mutex
+	filDir  string
 	entries map[string]*paramEntry
 }
 
 type paramEntry struct {
 	once  sync.Once
 	pk    *groth16.Parameters
+	seal  *SealParams
 	err   error
 	bytes uint64
 	ready bool
@@ -131,4 +138,101 @@ func (c *ParamCache) Loaded() []ParamInfo {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Circuit < out[b].Circuit })
 	return out
+}
+
+// SealParams are a PoRep circuit's proving parameters and the verifying key of its .vk file
+// (the one filecoin-ffi verifies with; it must equal the .params file's prefix).
+type SealParams struct {
+	PK *groth16.Parameters
+	VK *groth16.VerifyingKey
+}
+
+// MissingParamsError names the parameter file a proof type needs and where it was expected.
+type MissingParamsError struct {
+	Proof string
+	Path  string
+}
+
+func (e *MissingParamsError) Error() string {
+	return fmt.Sprintf("parameters for %s not found: %s does not exist; put the published parameter files in %s "+
+		"(lotus fetch-params / curio fetch-params with FIL_PROOFS_PARAMETER_CACHE pointing there), "+
+		"or for devnets and tests only run `snarkd params gen --proof %s` (INSECURE devnet parameters)",
+		e.Proof, e.Path, filepath.Dir(e.Path), e.Proof)
+}
+
+// WithFilecoinDir sets the Filecoin parameter directory (FIL_PROOFS_PARAMETER_CACHE) where Seal
+// finds .params and .vk files under their published names, and returns c.
+func (c *ParamCache) WithFilecoinDir(dir string) *ParamCache {
+	c.mu.Lock()
+	c.filDir = dir
+	c.mu.Unlock()
+	return c
+}
+
+// FilecoinDir is the Filecoin parameter directory.
+func (c *ParamCache) FilecoinDir() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.filDir
+}
+
+// Seal returns the parameters of p's partition circuit from the Filecoin parameter directory,
+// loading them at first use and keeping them: proof types of one sector size share one entry.
+// Parameters whose vector lengths do not fit the circuit (seal.CheckParams) and a .vk file that
+// differs from the .params file's verifying key are refused. A failure is not cached, so a
+// file put in place later (say by `snarkd params gen`) is found by the next request.
+func (c *ParamCache) Seal(ctx context.Context, p *prooftypes.SealProof) (*SealParams, error) {
+	name := p.ParamsFile()
+	c.mu.Lock()
+	dir := c.filDir
+	e, ok := c.entries[name]
+	if !ok {
+		e = &paramEntry{}
+		c.entries[name] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		e.seal, e.err = loadSealParams(ctx, dir, p)
+		c.mu.Lock()
+		if e.err == nil {
+			e.pk = e.seal.PK
+			e.bytes, e.ready = uint64(e.pk.ParametersSize()), true
+		} else {
+			delete(c.entries, name)
+		}
+		c.mu.Unlock()
+	})
+	return e.seal, e.err
+}
+
+func loadSealParams(ctx context.Context, dir string, p *prooftypes.SealProof) (*SealParams, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("no Filecoin parameter directory configured (Prover.ParameterCache / FIL_PROOFS_PARAMETER_CACHE)")
+	}
+	paramsPath, vkPath := filepath.Join(dir, p.ParamsFile()), filepath.Join(dir, p.VKFile())
+	for _, path := range []string{paramsPath, vkPath} {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, &MissingParamsError{Proof: p.Name, Path: path}
+		}
+	}
+	t0 := time.Now()
+	vk, err := groth16.OpenVerifyingKey(vkPath, groth16.FilecoinReadOptions().VKCheck)
+	if err != nil {
+		return nil, fmt.Errorf("loading %s verifying key: %w", p.Name, err)
+	}
+	pk, err := groth16.OpenParameters(paramsPath, groth16.FilecoinReadOptions())
+	if err != nil {
+		return nil, fmt.Errorf("loading %s parameters: %w", p.Name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(vk.Bytes(), pk.VK.Bytes()) {
+		return nil, fmt.Errorf("%s: %s is not the verifying key of %s (files from different setups?)", p.Name, vkPath, paramsPath)
+	}
+	if err := seal.CheckParams(ctx, p, pk); err != nil {
+		return nil, fmt.Errorf("%s: %w", paramsPath, err)
+	}
+	log.Infow("loaded PoRep parameters", "proof", p.Name, "path", paramsPath, "bytes", pk.ParametersSize(), "took", time.Since(t0))
+	return &SealParams{PK: pk, VK: vk}, nil
 }

@@ -49,7 +49,8 @@ type Request struct {
 	TestPartitions  int
 	TestSeed        uint64
 
-	// Filecoin inputs, kept for the circuits to come.
+	// Filecoin inputs. PoRep C2 (KindPoRepC2) uses RegisteredProof, MinerID, SectorNumber and
+	// Phase1Out (the bare C1 output JSON); the others are kept for the circuits to come.
 	RegisteredProof int64
 	MinerID         uint64
 	SectorNumber    uint64
@@ -125,7 +126,7 @@ func (p *Pipeline) Supports(kind Kind) error {
 	case KindTest:
 		return nil
 	case KindPoRepC2:
-		return &UnsupportedError{Kind: kind, Reason: "the PoRep (StackedDRG) circuit is not implemented in this build"}
+		return nil
 	case KindWinningPoSt, KindWindowPoSt:
 		return &UnsupportedError{Kind: kind, Reason: "the PoSt (FallbackPoSt) circuit is not implemented in this build"}
 	case KindSnapProve:
@@ -153,12 +154,25 @@ func circuitPartition(c cs.Circuit, inputs []fr.Element) partition {
 	}
 }
 
-// plan turns a request into its partitions and the parameters that prove them. Only the test
-// kind has a circuit here so far; the Filecoin kinds are refused by Supports until theirs land.
-func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, []partition, error) {
+// plan turns a request into its partitions, the parameters that prove them and the verifying
+// key every partition proof is checked with. Kinds whose circuits are not here yet are refused
+// by Supports.
+func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
 	if err := p.Supports(req.Kind); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	if req.Kind == KindPoRepC2 {
+		return p.planPoRep(ctx, req)
+	}
+	pk, parts, err := p.planTest(ctx, req)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return pk, &pk.VK, parts, nil
+}
+
+// planTest plans the built-in test circuit.
+func (p *Pipeline) planTest(ctx context.Context, req Request) (*groth16.Parameters, []partition, error) {
 	n := req.TestPartitions
 	if n <= 0 {
 		n = 1
@@ -186,7 +200,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	if progress == nil {
 		progress = func(Stage, int, int) {}
 	}
-	pk, parts, err := p.plan(ctx, req)
+	pk, vk, parts, err := p.plan(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -214,7 +228,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	progress(StageVerifying, len(parts), len(parts))
 	t2 := time.Now()
-	pvk, err := groth16.Prepare(&pk.VK)
+	pvk, err := groth16.Prepare(vk)
 	if err != nil {
 		return res, fmt.Errorf("preparing verifying key: %w", err)
 	}

@@ -84,7 +84,7 @@ func TestSelfCheckRejectsBadProof(t *testing.T) {
 
 func TestFilecoinKindsUnsupported(t *testing.T) {
 	p := New(CPUBackend{}, NewParamCache(""))
-	for _, k := range []Kind{KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve} {
+	for _, k := range []Kind{KindWinningPoSt, KindWindowPoSt, KindSnapProve} {
 		_, err := p.Prove(context.Background(), Request{Kind: k}, nil)
 		var u *UnsupportedError
 		if !errors.As(err, &u) || u.Kind != k {

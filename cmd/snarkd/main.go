@@ -59,6 +59,7 @@ func newApp() *cli.App {
 			workerCommand(),
 			devicesCommand(),
 			benchCommand(),
+			paramsCommand(),
 		},
 	}
 }

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/urfave/cli/v2"
+
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/seal"
+)
+
+// DevnetSealParamSeed is the default seed of `snarkd params gen`. Everyone knows it, so
+// parameters made from it protect nothing: they are for devnets and tests.
+const DevnetSealParamSeed = "snarkd devnet porep parameters v1"
+
+var paramDirFlag = &cli.StringFlag{
+	Name:  "dir",
+	Usage: "parameter directory (default: Prover.ParameterCache, i.e. $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters)",
+}
+
+var proofFlagUsage = "seal proof type: a name (StackedDrg2KiBV1_1), its number (5) or a sector size (2KiB, 32GiB)"
+
+// parseSealProof accepts a proof type name, its abi number, or a sector size label (the V1_1
+// type of that size: all interactive, synthetic and NI types of one size share its circuit).
+func parseSealProof(s string) (*prooftypes.SealProof, error) {
+	if p, err := prooftypes.LookupName(s); err == nil {
+		return p, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return prooftypes.Lookup(abi.RegisteredSealProof(n))
+	}
+	for _, p := range prooftypes.All() {
+		if strings.EqualFold(prooftypes.SectorSizeLabel(p.SectorSize), s) {
+			return prooftypes.ForSectorSize(p.SectorSize)
+		}
+	}
+	return nil, fmt.Errorf("unknown seal proof type %q: want a name such as StackedDrg2KiBV1_1, its number, or a sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB)", s)
+}
+
+// distinctCircuits returns one proof type per parameter file (the V1_1 type where several share
+// it), in sector size order.
+func distinctCircuits() []*prooftypes.SealProof {
+	seen := map[string]bool{}
+	var out []*prooftypes.SealProof
+	for _, p := range prooftypes.All() {
+		if p.Feature != prooftypes.Interactive || p.APIVersion != prooftypes.APIVersion1_1_0 || seen[p.ParamsFile()] {
+			continue
+		}
+		seen[p.ParamsFile()] = true
+		out = append(out, p)
+	}
+	// NI-PoRep types whose partition circuit differs (other challenge counts) get their own row.
+	for _, p := range prooftypes.All() {
+		if !seen[p.ParamsFile()] {
+			seen[p.ParamsFile()] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// paramDir resolves the parameter directory: --dir, else the configuration.
+func paramDir(c *cli.Context) (string, error) {
+	if d := c.String("dir"); d != "" {
+		return filepath.Abs(d)
+	}
+	repo, err := repoPath(c)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := loadConfig(c, repo)
+	if err != nil {
+		return "", err
+	}
+	return cfg.Prover.ParameterCache, nil
+}
+
+func paramsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "params",
+		Usage: "Filecoin parameter files: generate devnet ones, check against the published digests",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "gen",
+				Usage: "generate INSECURE devnet parameters for a seal proof type (devnets and tests only)",
+				Description: "Runs a Groth16 setup of the PoRep partition circuit from a public seed and writes the .params,\n" +
+					".vk and .meta files under Filecoin's file names into the parameter directory. Anyone who knows\n" +
+					"the seed can forge proofs with them: they are for devnets and tests only, never for mainnet or\n" +
+					"calibnet, whose chains verify with the published parameters of Filecoin's trusted setup.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "proof", Required: true, Usage: proofFlagUsage},
+					paramDirFlag,
+					&cli.StringFlag{Name: "seed", Value: DevnetSealParamSeed, Usage: "setup seed (public: the parameters are insecure whatever it is)"},
+					&cli.BoolFlag{Name: "force", Usage: "overwrite existing parameter files"},
+					&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the setup to this file"},
+				},
+				Action: paramsGen,
+			},
+			{
+				Name:  "check",
+				Usage: "verify the parameter directory's PoRep files against the published parameters.json digests",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "proof", Usage: proofFlagUsage + " (default: every circuit; absent files are listed, not errors)"},
+					paramDirFlag,
+					jsonFlag,
+				},
+				Action: paramsCheck,
+			},
+		},
+	}
+}
+
+func paramsGen(c *cli.Context) error {
+	p, err := parseSealProof(c.String("proof"))
+	if err != nil {
+		return err
+	}
+	dir, err := paramDir(c)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, p.ParamsFile())
+	if _, err := os.Stat(path); err == nil && !c.Bool("force") {
+		return fmt.Errorf("%s exists; pass --force to overwrite it", path)
+	}
+	if f := c.String("cpuprofile"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Fprintf(os.Stderr, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
+	fmt.Fprintf(os.Stderr, "setup of the %s partition circuit…\n", p.Name)
+	t0 := time.Now()
+	pk, err := seal.GenerateParams(c.Context, p, []byte(c.String("seed")))
+	if err != nil {
+		return err
+	}
+	setup := time.Since(t0)
+	if err := seal.CheckParams(c.Context, p, pk); err != nil {
+		return fmt.Errorf("generated parameters do not fit the circuit: %w", err)
+	}
+	if err := seal.WriteParams(dir, p, pk); err != nil {
+		return fmt.Errorf("writing parameters into %s: %w", dir, err)
+	}
+	fmt.Printf("wrote %s (.params, .vk, .meta) in %s; setup took %s\n", filepath.Join(dir, p.CacheID()), dir, setup.Round(time.Millisecond))
+	return nil
+}
+
+// paramCheck is one parameter file's verdict.
+type paramCheck struct {
+	Proof  string `json:"proof"`
+	File   string `json:"file"`
+	Status string `json:"status"` // ok, missing, mismatch, error
+	Detail string `json:"detail,omitempty"`
+}
+
+func paramsCheck(c *cli.Context) error {
+	dir, err := paramDir(c)
+	if err != nil {
+		return err
+	}
+	circuits := distinctCircuits()
+	explicit := c.String("proof") != ""
+	if explicit {
+		p, err := parseSealProof(c.String("proof"))
+		if err != nil {
+			return err
+		}
+		circuits = []*prooftypes.SealProof{p}
+	}
+	var out []paramCheck
+	bad := 0
+	for _, p := range circuits {
+		for _, name := range []string{p.VKFile(), p.ParamsFile()} {
+			r := paramCheck{Proof: prooftypes.SectorSizeLabel(p.SectorSize), File: name}
+			_, statErr := os.Stat(filepath.Join(dir, name))
+			switch {
+			case errors.Is(statErr, fs.ErrNotExist):
+				r.Status = "missing"
+				if explicit {
+					bad++
+				}
+			case statErr != nil:
+				r.Status, r.Detail = "error", statErr.Error()
+				bad++
+			default:
+				if err := checkPublishedFile(dir, name); err != nil {
+					var dm *prooftypes.DigestMismatchError
+					if errors.As(err, &dm) {
+						r.Status, r.Detail = "mismatch", fmt.Sprintf("digest %s, published %s (devnet parameters from `snarkd params gen` are not the published ones)", dm.Got, dm.Want)
+					} else {
+						r.Status, r.Detail = "error", err.Error()
+					}
+					bad++
+				} else {
+					r.Status = "ok"
+				}
+			}
+			out = append(out, r)
+		}
+	}
+	if c.Bool("json") {
+		if err := printJSON(c, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Printf("parameter directory %s\n", dir)
+		for _, r := range out {
+			line := fmt.Sprintf("%-8s %-6s %s", r.Status, r.Proof, r.File)
+			if r.Detail != "" {
+				line += ": " + r.Detail
+			}
+			fmt.Println(line)
+		}
+	}
+	if bad > 0 {
+		return cli.Exit(fmt.Sprintf("%d parameter file(s) in %s are not the published ones or could not be read", bad, dir), 1)
+	}
+	return nil
+}
+
+// checkPublishedFile checks one file against its published digest.
+func checkPublishedFile(dir, name string) error {
+	want, ok := prooftypes.PublishedFiles[name]
+	if !ok {
+		return fmt.Errorf("%s is not a published parameter file", name)
+	}
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	got, err := prooftypes.FileDigest(f)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	if got != want.Digest {
+		return &prooftypes.DigestMismatchError{File: name, Got: got, Want: want.Digest}
+	}
+	return nil
+}

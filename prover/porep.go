@@ -1,0 +1,68 @@
+package prover
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/filecoin-project/go-state-types/abi"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/seal"
+	"github.com/snarkd/snarkd/groth16"
+)
+
+// InputError marks a request whose Filecoin input (a C1 output) cannot produce a valid proof:
+// it is malformed or inconsistent. Retrying it cannot succeed.
+type InputError struct {
+	Field string
+	Err   error
+}
+
+func (e *InputError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns the decoder's or verifier's error (c1.FieldError, porep.VerifyError, …).
+func (e *InputError) Unwrap() error { return e.Err }
+
+// planPoRep decodes and verifies the C1 output (every vanilla proof is checked before any
+// synthesis), loads the parameters of its circuit, and returns one partition per Groth16 proof.
+func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
+	c, err := seal.NewCommit2(ctx, req.Phase1Out, abi.SectorNumber(req.SectorNumber), abi.ActorID(req.MinerID), seal.Options{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, ctx.Err()
+		}
+		return nil, nil, nil, &InputError{Field: "Phase1Out", Err: err}
+	}
+	// filecoin-ffi proves the type the C1 output names. A request whose proof type is another
+	// sector size was built for a different sector: refuse it rather than guess.
+	if want, err := prooftypes.Lookup(abi.RegisteredSealProof(req.RegisteredProof)); err != nil {
+		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: err}
+	} else if want.SectorSize != c.Proof.SectorSize {
+		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: fmt.Errorf("%s (%d) does not match the C1 output's %s", want.Name, req.RegisteredProof, c.Proof.Name)}
+	} else if want.Proof != c.Proof.Proof {
+		log.Warnw("request proof type differs from the C1 output's; proving the C1 output's", "request", want.Name, "c1", c.Proof.Name)
+	}
+	sp, err := p.params.Seal(ctx, c.Proof)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	parts := make([]partition, c.Partitions())
+	for k := range parts {
+		inputs, err := c.PublicInputs(k)
+		if err != nil {
+			return nil, nil, nil, &InputError{Field: "Phase1Out", Err: fmt.Errorf("public inputs of partition %d: %w", k, err)}
+		}
+		parts[k] = partition{
+			synthesize: func(ctx context.Context, _ cs.Shape) (*cs.ProvingAssignment, error) {
+				// Synthesize checks every constraint (naming the first unsatisfied one by its
+				// namespace) and that the circuit's inputs are the public inputs.
+				return c.Synthesize(ctx, k, 0)
+			},
+			inputs: append([]fr.Element(nil), inputs...),
+		}
+	}
+	log.Infow("PoRep C2 planned", "proof", c.Proof.Name, "miner", req.MinerID, "sector", req.SectorNumber, "partitions", len(parts))
+	return sp.PK, sp.VK, parts, nil
+}
