@@ -26,7 +26,7 @@ func startCuzkDaemon(t *testing.T, env []string, prepare func(repo string)) (*da
 func startCuzkDaemonIn(t *testing.T, repo string, env []string) (*daemon, pb.ProvingEngineClient) {
 	t.Helper()
 	bin := buildDaemon(t)
-	sock := "unix://" + filepath.Join(repo, "cuzk.sock")
+	sock := cuzkTarget(repo)
 	d := startDaemon(t, bin, repo, env, "--cuzk-listen", sock)
 	client, conn, err := cuzktest.Dial(sock)
 	if err != nil {
@@ -35,6 +35,20 @@ func startCuzkDaemonIn(t *testing.T, repo string, env []string) (*daemon, pb.Pro
 	t.Cleanup(func() { conn.Close() })
 	return d, client
 }
+
+// dialCuzk opens another connection to the daemon's service.
+func dialCuzk(t *testing.T, d *daemon) (pb.ProvingEngineClient, error) {
+	t.Helper()
+	client, conn, err := cuzktest.Dial(cuzkTarget(d.repo))
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { conn.Close() })
+	return client, nil
+}
+
+// cuzkTarget is where a daemon started by startCuzkDaemon in repo serves the cuzk service.
+func cuzkTarget(repo string) string { return "unix://" + filepath.Join(repo, "cuzk.sock") }
 
 // paramGate holds the first job of a test circuit (constraints, seed) in the daemon's worker:
 // it puts a FIFO where the daemon's parameter cache looks for that circuit's parameters, so

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/filecoin-project/go-state-types/abi"
@@ -310,4 +311,71 @@ func TestCuzkRestart(t *testing.T) {
 		t.Fatalf("Prove after the restart: %v %v", res, err)
 	}
 	verifyTestProof(t, res.Result.Proof, cuzkN, 200, 1)
+}
+
+// TestCuzkConcurrent: Curio keeps several Prove calls in flight (MaxPending); 24 calls from 8
+// connections, a third of them repeating another's request ID, each get their own job (or
+// the repeated one's), and every proof verifies.
+func TestCuzkConcurrent(t *testing.T) {
+	d, c := startCuzkDaemon(t, []string{"SNARKD_JOBS_WORKERS=2"}, nil)
+	ctx := context.Background()
+	const conns, perConn = 8, 3
+	type answer struct {
+		rid   string
+		seed  uint64
+		job   string
+		proof []byte
+		err   error
+	}
+	answers := make(chan answer, conns*perConn)
+	var wg sync.WaitGroup
+	for i := 0; i < conns; i++ {
+		client := c
+		if i > 0 {
+			var err error
+			if client, err = dialCuzk(t, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Add(1)
+		go func(i int, client pb.ProvingEngineClient) {
+			defer wg.Done()
+			for k := 0; k < perConn; k++ {
+				n := i*perConn + k
+				if k == perConn-1 {
+					n = ((i + 1) % conns) * perConn // the first request of the next connection, again
+				}
+				rid, seed := fmt.Sprintf("porep-1000-%d", n), uint64(1000+n)
+				res, err := client.Prove(ctx, &pb.ProveRequest{Submit: cuzkTestReq(rid, seed, pb.Priority_NORMAL)})
+				a := answer{rid: rid, seed: seed, err: err}
+				if err == nil {
+					if res.Result.Status != pb.AwaitProofResponse_COMPLETED {
+						a.err = fmt.Errorf("status %v: %s", res.Result.Status, res.Result.ErrorMessage)
+					}
+					a.job, a.proof = res.Result.JobId, res.Result.Proof
+				}
+				answers <- a
+			}
+		}(i, client)
+	}
+	wg.Wait()
+	close(answers)
+	jobOf := map[string]string{}
+	ridOf := map[string]string{}
+	for a := range answers {
+		if a.err != nil {
+			t.Fatalf("%s: %v", a.rid, a.err)
+		}
+		if j, ok := jobOf[a.rid]; ok && j != a.job {
+			t.Fatalf("request %s answered by jobs %s and %s", a.rid, j, a.job)
+		}
+		if r, ok := ridOf[a.job]; ok && r != a.rid {
+			t.Fatalf("job %s answered requests %s and %s", a.job, r, a.rid)
+		}
+		jobOf[a.rid], ridOf[a.job] = a.job, a.rid
+		verifyTestProof(t, a.proof, cuzkN, a.seed, 1)
+	}
+	if len(jobOf) != conns*(perConn-1) {
+		t.Fatalf("%d distinct requests proved, want %d", len(jobOf), conns*(perConn-1))
+	}
 }
