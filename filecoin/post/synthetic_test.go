@@ -77,3 +77,43 @@ func TestWindowPoStSyntheticVanilla32GiB(t *testing.T) {
 		t.Errorf("32GiB inclusion proofs are %s", d.Sectors[0].InclusionProofs[0].Kind)
 	}
 }
+
+// The 32GiB and 64GiB WindowPoSt sector block: a partition of the production tree shapes cut
+// to two sectors (one real, one padding), from a synthetic vanilla proof of the sector at
+// position 2 (first of the second partition), satisfied.
+func TestWindowPoStSyntheticSectorBlock(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("production-shape synthesis in -short / -race")
+	}
+	rnd := testRandomness(9)
+	var prover [32]byte
+	for _, pt := range []abi.RegisteredPoStProof{abi.RegisteredPoStProof_StackedDrgWindow32GiBV1, abi.RegisteredPoStProof_StackedDrgWindow64GiBV1_1} {
+		full, _ := Lookup(pt)
+		cut := *full
+		cut.SectorCount = 2
+		v, err := SyntheticSectorVanilla(&cut, 99, rnd, 2, rand.NewChaCha8([32]byte{2}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, err := WindowPartition(&cut, rnd, prover, [][]byte{v}, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", full.Name, err)
+		}
+		pa, err := SynthesizeParallel(context.Background(), part.Circuit, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range pa.A {
+			ab := pa.A[i]
+			ab.Mul(&ab, &pa.B[i])
+			if !ab.Equal(&pa.C[i]) {
+				t.Fatalf("%s: row %d not satisfied", full.Name, i)
+			}
+		}
+		for i := range part.Inputs {
+			if !pa.Input[i+1].Equal(&part.Inputs[i]) {
+				t.Fatalf("%s: input %d differs", full.Name, i+1)
+			}
+		}
+	}
+}
