@@ -62,7 +62,12 @@ func (r *gatedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report j
 			return jobs.Output{}, ctx.Err()
 		}
 	}
-	pr := prover.Request{Kind: prover.Kind(req.Kind)}
+	pr := prover.Request{
+		Kind: prover.Kind(req.Kind), RegisteredProof: req.RegisteredProof,
+		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
+		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
+		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,
+	}
 	if req.Test != nil {
 		pr.TestConstraints, pr.TestPartitions, pr.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
 	}
@@ -131,12 +136,21 @@ type harness struct {
 // worker, and dials it as Curio does.
 func newHarness(t *testing.T, cfg config.Cuzk) *harness {
 	t.Helper()
+	return newHarnessWith(t, cfg, "")
+}
+
+// newHarnessWith is newHarness with filecoinDir as the Filecoin parameter directory.
+func newHarnessWith(t *testing.T, cfg config.Cuzk, filecoinDir string) *harness {
+	t.Helper()
 	dir := t.TempDir()
 	j, err := journal.Open(filepath.Join(dir, "jobs.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	params := prover.NewParamCache(filepath.Join(dir, "params"))
+	if filecoinDir != "" {
+		params = params.WithFilecoinDir(filecoinDir)
+	}
 	r := &gatedRunner{p: prover.New(prover.CPUBackend{}, params), started: make(chan string, 16), gates: map[uint64]chan struct{}{}}
 	m, err := jobs.Open(j, r, jobs.Config{Workers: 1})
 	if err != nil {
