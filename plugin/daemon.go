@@ -92,7 +92,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	if backend == nil {
 		backend = prover.CPUBackend{}
 	}
-	pipe := prover.New(backend, prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)))
+	pipe := prover.New(backend, prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache))
 	m, err := jobs.Open(j, pipelineRunner{p: pipe}, jobs.Config{
 		Workers: cfg.Jobs.Workers, MaxPending: cfg.Jobs.MaxPending, Retention: cfg.Jobs.Retention.D(),
 		RestartError: lotus.RestartMessage(name),

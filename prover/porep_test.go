@@ -13,8 +13,8 @@ import (
 
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
-	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/filecoin/seal"
+	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 

@@ -60,6 +60,7 @@ func newApp() *cli.App {
 			devicesCommand(),
 			benchCommand(),
 			paramsCommand(),
+			circuitCommand(),
 		},
 	}
 }
