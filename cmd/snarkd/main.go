@@ -61,6 +61,7 @@ func newApp() *cli.App {
 			benchCommand(),
 			paramsCommand(),
 			circuitCommand(),
+			demoCommand(),
 		},
 	}
 }

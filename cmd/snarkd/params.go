@@ -101,6 +101,7 @@ func paramsCommand() *cli.Command {
 					paramDirFlag,
 					&cli.StringFlag{Name: "seed", Value: DevnetSealParamSeed, Usage: "setup seed (public: the parameters are insecure whatever it is)"},
 					&cli.BoolFlag{Name: "force", Usage: "overwrite existing parameter files"},
+					&cli.BoolFlag{Name: "if-missing", Usage: "do nothing (and succeed) when the .params, .vk and .meta files exist"},
 					&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the setup to this file"},
 				},
 				Action: paramsGen,
@@ -129,6 +130,18 @@ func paramsGen(c *cli.Context) error {
 		return err
 	}
 	path := filepath.Join(dir, p.ParamsFile())
+	if c.Bool("if-missing") && !c.Bool("force") {
+		complete := true
+		for _, f := range []string{p.ParamsFile(), p.VKFile(), p.MetaFile()} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				complete = false
+			}
+		}
+		if complete {
+			fmt.Printf("%s parameters already in %s\n", p.Name, dir)
+			return nil
+		}
+	}
 	if _, err := os.Stat(path); err == nil && !c.Bool("force") {
 		return fmt.Errorf("%s exists; pass --force to overwrite it", path)
 	}
