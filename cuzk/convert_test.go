@@ -90,8 +90,9 @@ func envelope(t *testing.T, mutate func(map[string]any)) []byte {
 }
 
 // TestFilecoinKinds: well-formed Curio requests of every Filecoin kind pass the wire checks and
-// reach the job manager, which answers for the circuits it has (none yet: Unimplemented, and
-// nothing is queued). When a circuit lands, its kind proves through the same path.
+// reach the job manager, which refuses kinds whose circuit is not in the build (Unimplemented,
+// nothing queued) and runs the others (here without a parameter directory, so they fail with
+// the reason; TestPoRep2KiBEndToEnd proves one).
 func TestFilecoinKinds(t *testing.T) {
 	fixtures(t)
 	h := newHarness(t, config.Cuzk{})
@@ -109,11 +110,14 @@ func TestFilecoinKinds(t *testing.T) {
 				t.Fatalf("porep: Phase1Out is not the C1 output inside the envelope")
 			}
 		}
-		_, err = h.client.Prove(ctx, &pb.ProveRequest{Submit: req})
-		if err == nil {
-			continue // the circuit has landed and proved it
+		res, err := h.client.Prove(ctx, &pb.ProveRequest{Submit: req})
+		if err != nil {
+			wantCode(t, err, codes.Unimplemented, "not supported yet")
+			continue
 		}
-		wantCode(t, err, codes.Unimplemented, "not supported yet")
+		if r := res.Result; r.Status != pb.AwaitProofResponse_COMPLETED && (r.Status != pb.AwaitProofResponse_FAILED || r.ErrorMessage == "") {
+			t.Fatalf("%s: %v", name, r)
+		}
 	}
 	st, err := h.client.GetStatus(ctx, &pb.GetStatusRequest{})
 	if err != nil {

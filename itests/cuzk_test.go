@@ -115,7 +115,7 @@ func TestCuzkProve(t *testing.T) {
 	wantStatus(t, err, codes.AlreadyExists, "already names job "+res.Result.JobId+" with different content")
 
 	// Curio's Filecoin requests pass the wire checks and reach the job manager, which refuses
-	// the kinds whose circuits are not in this build yet (nothing is queued).
+	// the kinds whose circuits are not in this build yet (nothing is queued) and runs the others.
 	for _, spt := range []abi.RegisteredSealProof{abi.RegisteredSealProof_StackedDrg2KiBV1_1, abi.RegisteredSealProof_StackedDrg8MiBV1_1} {
 		in, err := cuzktest.Commit2In(ctx, spt, 1000, 5, 1)
 		if err != nil {
