@@ -245,3 +245,6 @@ func (cfg Config) Shape(ctx context.Context) (cs.Shape, error) {
 	in := 1 + n*per.NumInputs
 	return cs.Shape{NumInputs: in, NumAux: n * per.NumAux, NumConstraints: n*per.NumConstraints + in}, nil
 }
+
+// Blank returns the blank circuit of proof type p (for parameter generation and circuit info).
+func (p *Proof) Blank() *Circuit { return Blank(p.Config()) }

@@ -157,3 +157,24 @@ func ForProof(p abi.RegisteredUpdateProof) (*Params, error) {
 	}
 	return FromSectorSize(sizes[p])
 }
+
+// All returns the parameters of every registered update proof type (2KiB … 64GiB), followed by
+// the Poseidon variants of 32GiB and 64GiB, which have published parameters too.
+func All() []*Params {
+	var out []*Params
+	for p := abi.RegisteredUpdateProof_StackedDrg2KiBV1; p <= abi.RegisteredUpdateProof_StackedDrg64GiBV1; p++ {
+		ps, err := ForProof(p)
+		if err != nil {
+			panic(err) // the table covers every registered type
+		}
+		out = append(out, ps)
+	}
+	for _, size := range []uint64{prooftypes.SectorSize32GiB, prooftypes.SectorSize64GiB} {
+		ps, err := FromSectorSizePoseidon(size)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, ps)
+	}
+	return out
+}

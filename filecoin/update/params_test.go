@@ -60,3 +60,17 @@ func TestParams(t *testing.T) {
 		t.Errorf("poseidon 32GiB: %+v %s", pp, pp.ParamFile())
 	}
 }
+
+func TestAll(t *testing.T) {
+	all := All()
+	if len(all) != 7 || !all[5].Poseidon || all[4].SectorSize() != 64<<30 {
+		t.Fatalf("%d parameter sets", len(all))
+	}
+	seen := map[string]bool{}
+	for _, p := range all {
+		if seen[p.ParamFile()] {
+			t.Errorf("duplicate parameter file %s", p.ParamFile())
+		}
+		seen[p.ParamFile()] = true
+	}
+}
