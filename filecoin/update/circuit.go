@@ -360,22 +360,46 @@ func (c *Circuit) check(w *Witness) error {
 
 // Synthesize implements cs.Circuit.
 func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
+	s, err := c.prefix(sys)
+	if err != nil {
+		return err
+	}
+	for ci := range s.gen {
+		if err := c.block(sys, s, ci); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// state is what the per-challenge blocks read from the prefix.
+type state struct {
+	w                               *Witness
+	partBits, hBits                 []boolean.AllocatedBit
+	gen                             [][]boolean.AllocatedBit
+	phi, rootROld, rootRNew, commDN num.AllocatedNum
+	apex                            []num.AllocatedNum
+}
+
+// prefix synthesizes everything before the challenge blocks: public inputs, phi, comm_r
+// checks, the apex PoR and the challenge bits.
+func (c *Circuit) prefix(sys cs.ConstraintSystem) (*state, error) {
 	p := c.Params
 	w := c.Witness
 	if w == nil {
 		if sys.WitnessMode() {
-			return fmt.Errorf("update circuit: witness synthesis of a blank circuit: %w", cs.ErrAssignmentMissing)
+			return nil, fmt.Errorf("update circuit: witness synthesis of a blank circuit: %w", cs.ErrAssignmentMissing)
 		}
 		w = p.blankWitness()
 	}
 	if err := c.check(w); err != nil {
-		return err
+		return nil, err
 	}
 	var sel fr.Element
 	if sys.WitnessMode() {
 		v, err := p.Vector(&c.Inputs)
 		if err != nil {
-			return fmt.Errorf("update circuit: %w", err)
+			return nil, fmt.Errorf("update circuit: %w", err)
 		}
 		sel = v[0]
 	}
@@ -386,7 +410,7 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 	}
 	selBits, err := decomposeInput(sys, name, bitName, sel, p.PartitionBitLen+len(hs))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	partBits, hBits := selBits[:p.PartitionBitLen], selBits[p.PartitionBitLen:]
 	var partition num.AllocatedNum
@@ -395,36 +419,36 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 		partition, err = multipack.PackBits(sys, boolsOf(partBits))
 		sys.Pop()
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
 	commROld, err := allocInput(sys, "comm_r_old", c.Inputs.CommROld)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	commDNew, err := allocInput(sys, "comm_d_new", c.Inputs.CommDNew)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	commRNew, err := allocInput(sys, "comm_r_new", c.Inputs.CommRNew)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	phi, err := poseidonNS(sys, "phi", genRandomness, commDNew, commROld)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	commC, err := allocNum(sys, "comm_c", w.CommC)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rootROld, err := allocNum(sys, "root_r_old", w.RootROld)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rootRNew, err := allocNum(sys, "root_r_new", w.RootRNew)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var apex []num.AllocatedNum
 	var partPath [][]num.AllocatedNum
@@ -432,14 +456,14 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 		for i, l := range w.ApexLeafs {
 			a, err := allocNum(sys, fmt.Sprintf("apex_leaf_%d", i), l)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			apex = append(apex, a)
 		}
 		for i, sib := range w.Challenges[0].PathDNew[p.ChallengeBitLen-p.PartitionBitLen:] {
 			a, err := allocNum(sys, fmt.Sprintf("partition_path_sibling_%d", i), sib[0])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			partPath = append(partPath, []num.AllocatedNum{a})
 		}
@@ -451,7 +475,7 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 	}{{"comm_r_old", rootROld, commROld}, {"comm_r_new", rootRNew, commRNew}} {
 		calc, err := poseidonNS(sys, x.name+"_calc", merkle2, commC, x.root)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sys.Enforce(fmt.Sprintf("enforce %s_calc == %s", x.name, x.name), calc.LC(), cs.LCOf(cs.One), x.comm.LC())
 	}
@@ -460,93 +484,101 @@ func (c *Circuit) Synthesize(sys cs.ConstraintSystem) error {
 		partition, err = num.Alloc(sys, fr.Element{})
 		sys.Pop()
 		if err != nil {
-			return err
+			return nil, err
 		}
 	} else if err := apexPoR(sys, apex, partBits, partPath, commDNew); err != nil {
-		return err
+		return nil, err
 	}
 	gen, err := genChallengeBits(sys, commRNew, partition, p.ChallengeCount, p.ChallengeBitLen-p.PartitionBitLen)
 	if err != nil {
+		return nil, err
+	}
+	return &state{w: w, partBits: partBits, hBits: hBits, gen: gen, phi: phi, rootROld: rootROld, rootRNew: rootRNew, commDN: commDNew, apex: apex}, nil
+}
+
+// block synthesizes challenge ci. Blocks read only the prefix's variables and all have the same
+// shape.
+func (c *Circuit) block(sys cs.ConstraintSystem, s *state, ci int) error {
+	p := c.Params
+	hs := p.Hs()
+	w, partBits, hBits, phi, rootROld, rootRNew, commDNew, apex := s.w, s.partBits, s.hBits, s.phi, s.rootROld, s.rootRNew, s.commDN, s.apex
+	bits := s.gen[ci]
+	rShape := gmerkle.Shape{Base: p.TreeR().Base, Sub: p.TreeR().Sub, Top: p.TreeR().Top}
+	cBits := append(append([]boolean.AllocatedBit(nil), bits...), partBits...)
+	high, err := challengeHighBits(sys, fmt.Sprintf("get_challenge_high_bits (c_index=%d)", ci), cBits, hBits, hs)
+	if err != nil {
 		return err
 	}
-	rShape := gmerkle.Shape{Base: p.TreeR().Base, Sub: p.TreeR().Sub, Top: p.TreeR().Top}
-	for ci, bits := range gen {
-		cBits := append(append([]boolean.AllocatedBit(nil), bits...), partBits...)
-		high, err := challengeHighBits(sys, fmt.Sprintf("get_challenge_high_bits (c_index=%d)", ci), cBits, hBits, hs)
+	rho, err := poseidonNS(sys, fmt.Sprintf("rho (c_index=%d)", ci), genRandomness, phi, high)
+	if err != nil {
+		return err
+	}
+	cw := &w.Challenges[ci]
+	leafROld, err := allocNum(sys, fmt.Sprintf("leaf_r_old (c_index=%d)", ci), cw.LeafROld)
+	if err != nil {
+		return err
+	}
+	leafDNew, err := allocNum(sys, fmt.Sprintf("leaf_d_new (c_index=%d)", ci), cw.LeafDNew)
+	if err != nil {
+		return err
+	}
+	leafRNew, err := labelRNew(sys, fmt.Sprintf("leaf_r_new (c_index=%d)", ci), leafROld, leafDNew, rho)
+	if err != nil {
+		return err
+	}
+	if sys.WitnessMode() && !leafRNew.Value.Equal(&cw.LeafRNew) {
+		return fmt.Errorf("update circuit: challenge %d: leaf_r_new is not leaf_r_old + leaf_d_new·rho", ci)
+	}
+	for _, t := range []struct {
+		what string
+		path [][]fr.Element
+		leaf num.AllocatedNum
+		root num.AllocatedNum
+	}{{"path_r_old", cw.PathROld, leafROld, rootROld}, {"path_r_new", cw.PathRNew, leafRNew, rootRNew}} {
+		vals, err := allocPath(sys, t.what, ci, t.path)
 		if err != nil {
 			return err
 		}
-		rho, err := poseidonNS(sys, fmt.Sprintf("rho (c_index=%d)", ci), genRandomness, phi, high)
+		sys.Push(fmt.Sprintf("por tree_r_%s (c_index=%d)", t.what[len(t.what)-3:], ci))
+		err = por.NoChallengeInput(sys, por.PoseidonHasher{}, rShape, cBits, t.leaf, vals, t.root)
+		sys.Pop()
+		if err != nil {
+			return fmt.Errorf("challenge %d: %s: %w", ci, t.what, err)
+		}
+	}
+	if p.Poseidon {
+		vals, err := allocPath(sys, "path_d_new", ci, cw.PathDNew)
 		if err != nil {
 			return err
 		}
-		cw := &w.Challenges[ci]
-		leafROld, err := allocNum(sys, fmt.Sprintf("leaf_r_old (c_index=%d)", ci), cw.LeafROld)
-		if err != nil {
-			return err
-		}
-		leafDNew, err := allocNum(sys, fmt.Sprintf("leaf_d_new (c_index=%d)", ci), cw.LeafDNew)
-		if err != nil {
-			return err
-		}
-		leafRNew, err := labelRNew(sys, fmt.Sprintf("leaf_r_new (c_index=%d)", ci), leafROld, leafDNew, rho)
-		if err != nil {
-			return err
-		}
-		if sys.WitnessMode() && !leafRNew.Value.Equal(&cw.LeafRNew) {
-			return fmt.Errorf("update circuit: challenge %d: leaf_r_new is not leaf_r_old + leaf_d_new·rho", ci)
-		}
-		for _, t := range []struct {
-			what string
-			path [][]fr.Element
-			leaf num.AllocatedNum
-			root num.AllocatedNum
-		}{{"path_r_old", cw.PathROld, leafROld, rootROld}, {"path_r_new", cw.PathRNew, leafRNew, rootRNew}} {
-			vals, err := allocPath(sys, t.what, ci, t.path)
-			if err != nil {
-				return err
-			}
-			sys.Push(fmt.Sprintf("por tree_r_%s (c_index=%d)", t.what[len(t.what)-3:], ci))
-			err = por.NoChallengeInput(sys, por.PoseidonHasher{}, rShape, cBits, t.leaf, vals, t.root)
-			sys.Pop()
-			if err != nil {
-				return fmt.Errorf("challenge %d: %s: %w", ci, t.what, err)
-			}
-		}
-		if p.Poseidon {
-			vals, err := allocPath(sys, "path_d_new", ci, cw.PathDNew)
-			if err != nil {
-				return err
-			}
-			sys.Push(fmt.Sprintf("por tree_d_new (c_index=%d)", ci))
-			err = por.NoChallengeInput(sys, por.PoseidonHasher{}, rShape, cBits, leafDNew, vals, commDNew)
-			sys.Pop()
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		start := p.ChallengeBitLen - p.PartitionBitLen - p.ApexLeafBitLen
-		sys.Push(fmt.Sprintf("select_apex_leaf (c_index=%d)", ci))
-		apexLeaf, err := por.Select(sys, apex, boolsOf(cBits[start:start+p.ApexLeafBitLen]))
+		sys.Push(fmt.Sprintf("por tree_d_new (c_index=%d)", ci))
+		err = por.NoChallengeInput(sys, por.PoseidonHasher{}, rShape, cBits, leafDNew, vals, commDNew)
 		sys.Pop()
 		if err != nil {
 			return err
 		}
-		toApex := make([][]num.AllocatedNum, start)
-		for row := 0; row < start; row++ {
-			a, err := allocNum(sys, fmt.Sprintf("path_to_apex_leaf sibling (c_index=%d, tree_row=%d)", ci, row), cw.PathDNew[row][0])
-			if err != nil {
-				return err
-			}
-			toApex[row] = []num.AllocatedNum{a}
-		}
-		sys.Push(fmt.Sprintf("por to_apex_leaf (c_index=%d)", ci))
-		err = por.NoChallengeInput(sys, por.Sha256Hasher{}, gmerkle.Shape{Base: 2}, cBits[:start], leafDNew, toApex, apexLeaf)
-		sys.Pop()
+		return nil
+	}
+	start := p.ChallengeBitLen - p.PartitionBitLen - p.ApexLeafBitLen
+	sys.Push(fmt.Sprintf("select_apex_leaf (c_index=%d)", ci))
+	apexLeaf, err := por.Select(sys, apex, boolsOf(cBits[start:start+p.ApexLeafBitLen]))
+	sys.Pop()
+	if err != nil {
+		return err
+	}
+	toApex := make([][]num.AllocatedNum, start)
+	for row := 0; row < start; row++ {
+		a, err := allocNum(sys, fmt.Sprintf("path_to_apex_leaf sibling (c_index=%d, tree_row=%d)", ci, row), cw.PathDNew[row][0])
 		if err != nil {
 			return err
 		}
+		toApex[row] = []num.AllocatedNum{a}
+	}
+	sys.Push(fmt.Sprintf("por to_apex_leaf (c_index=%d)", ci))
+	err = por.NoChallengeInput(sys, por.Sha256Hasher{}, gmerkle.Shape{Base: 2}, cBits[:start], leafDNew, toApex, apexLeaf)
+	sys.Pop()
+	if err != nil {
+		return err
 	}
 	return nil
 }
