@@ -169,7 +169,7 @@ func TestMalformedRequests(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Submit","params":[{"Kind":"test","Test":{"Constraints":"many"}}]}`, "unmarshaling params"},
 		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Submit","params":[{"Kind":"quantum"}]}`, `unknown proof kind \"quantum\"`},
 		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Submit","params":[{"Kind":"porep-c2","RegisteredProof":8,"SectorSize":2048,"Phase1Out":"e30="}]}`, "SectorSize"},
-		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Submit","params":[{"Kind":"porep-c2","RegisteredProof":8,"Phase1Out":"e30="}]}`, "not supported yet"},
+		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Submit","params":[{"Kind":"porep-c2","RegisteredProof":8,"Phase1Out":"e30="}]}`, "Phase1Out: not a valid C1 output"},
 		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Submit"`, "Parse error"},
 		{`{"jsonrpc":"2.0","id":1,"method":"Prover.Nope","params":[]}`, "not found"},
 		{`{"jsonrpc":"2.0","id":1,"method":"Filecoin.AddPiece","params":[{"ID":{"Miner":1,"Number":2},"ProofType":8},[],2032,null]}`, "method not supported"},

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/filecoin-project/go-state-types/abi"
+
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/plugin/journal"
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -165,6 +170,7 @@ func TestBadRequestsAndLimits(t *testing.T) {
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 99, Phase1Out: []byte("{}")}, "RegisteredProof"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, SectorSize: 2048, Phase1Out: []byte("{}")}, "SectorSize"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, Phase1Out: []byte("nope")}, "Phase1Out"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, Phase1Out: []byte("{}")}, "Phase1Out"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindWinningPoSt, RegisteredProof: 13, Randomness: make([]byte, 32), VanillaProofs: [][]byte{{1}}}, "RegisteredProof"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindWindowPoSt, RegisteredProof: 13, Randomness: make([]byte, 31), VanillaProofs: [][]byte{{1}}}, "Randomness"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindSnapProve, RegisteredProof: 3, CommROld: make([]byte, 32), CommRNew: make([]byte, 32), CommDNew: make([]byte, 3), VanillaProofs: [][]byte{{1}}}, "CommDNew"},
@@ -175,8 +181,17 @@ func TestBadRequestsAndLimits(t *testing.T) {
 			t.Errorf("%+v: err %v, want bad %s", tc.req, err, tc.field)
 		}
 	}
-	// A well-formed Filecoin request is refused as not supported yet, not queued.
-	_, err := m.Submit(rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, Phase1Out: []byte(`{}`)}, SubmitOpts{})
+	// A well-formed Filecoin request (a Go-sealed sector's C1 output) reaches the runner, and
+	// one this runner refuses is not queued.
+	o, err := sealer.RandomC1(context.Background(), must(prooftypes.LookupName("StackedDrg2KiBV1_1")), 1000, 1, mrand.NewChaCha8([32]byte{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase1, err := o.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Submit(rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: phase1}, SubmitOpts{})
 	var ns *rpcapi.ErrNotSupportedYet
 	if !errors.As(err, &ns) || ns.Kind != rpcapi.KindPoRepC2 {
 		t.Fatalf("porep: %v", err)
@@ -388,4 +403,11 @@ func TestSlowSubscriberDropsInsteadOfBlocking(t *testing.T) {
 	cancel()
 	for range ch { // closed once the subscriber's context ends
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

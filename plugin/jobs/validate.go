@@ -8,6 +8,7 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -66,6 +67,16 @@ func Validate(req *rpcapi.ProofRequest) error {
 		}
 		if !json.Valid(req.Phase1Out) {
 			return bad("Phase1Out", "not JSON; want the C1 output (SealCommitPhase1Output) JSON")
+		}
+		// Decoding is strict (shapes, counts, field ranges) and cheap next to the proof, so a
+		// malformed C1 output is refused before it is queued; whether its vanilla proofs are
+		// consistent is the prover's check.
+		_, p, err := c1.Decode(req.Phase1Out)
+		if err != nil {
+			return bad("Phase1Out", "not a valid C1 output: %v", err)
+		}
+		if p.SectorSize != uint64(size) {
+			return bad("RegisteredProof", "%d (%d-byte sectors) does not match the C1 output's %s", req.RegisteredProof, size, p.Name)
 		}
 	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
 		ppt := abi.RegisteredPoStProof(req.RegisteredProof)
