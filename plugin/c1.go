@@ -1,28 +1,28 @@
 package plugin
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
 
 	"github.com/filecoin-project/go-state-types/abi"
 
-	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// C1SealProof decodes a C1 output (SealCommitPhase1Output JSON) strictly and returns its
-// registered seal proof, so that a malformed output is refused with a typed error naming the
-// field before anything is queued. Whether its vanilla proofs are consistent is checked by the
-// prover, which needs the miner and sector number.
+// C1SealProof reads the registered seal proof out of a C1 output (SealCommitPhase1Output JSON),
+// by the names rust-fil-proofs writes (NI-PoRep ones end in "_Feat_NonInteractivePoRep"). The
+// rest of the output is decoded strictly when the request is submitted (jobs.Validate).
 func C1SealProof(phase1Out []byte) (abi.RegisteredSealProof, error) {
-	_, p, err := c1.Decode(phase1Out)
+	var head struct {
+		RegisteredProof string `json:"registered_proof"`
+	}
+	if err := json.Unmarshal(phase1Out, &head); err != nil {
+		return 0, &rpcapi.ErrBadRequest{Field: "Phase1Out", Reason: fmt.Sprintf("not a C1 output JSON object: %v", err)}
+	}
+	p, err := prooftypes.LookupName(head.RegisteredProof)
 	if err != nil {
-		field := "Phase1Out"
-		var fe *c1.FieldError
-		if errors.As(err, &fe) {
-			field += "." + fe.Field
-		}
-		return 0, &rpcapi.ErrBadRequest{Field: field, Reason: fmt.Sprintf("not a valid C1 output: %v", err)}
+		return 0, &rpcapi.ErrBadRequest{Field: "Phase1Out.registered_proof", Reason: err.Error()}
 	}
 	return p.Proof, nil
 }

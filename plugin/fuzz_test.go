@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
 )
 
 // FuzzC1SealProof: arbitrary C1 bytes yield a seal proof or a bad-request error, never a panic.
@@ -70,4 +71,18 @@ func FuzzRPCRequest(f *testing.F) {
 			t.Fatalf("daemon stopped answering after %q: %d %s", body, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// TestC1SealProofNames: every seal proof type is read back from the name a C1 output carries,
+// NI-PoRep's "_Feat_NonInteractivePoRep" spelling included.
+func TestC1SealProofNames(t *testing.T) {
+	for _, p := range prooftypes.All() {
+		got, err := C1SealProof([]byte(`{"registered_proof":"` + p.Name + `","vanilla_proofs":{}}`))
+		if err != nil || got != p.Proof {
+			t.Errorf("%s: %d %v", p.Name, got, err)
+		}
+	}
+	if _, err := C1SealProof([]byte(`{"registered_proof":"StackedDrg2KiBV1_2_Feat_NiPoRep"}`)); err == nil {
+		t.Error("the go-state-types spelling is not what C1 outputs carry")
+	}
 }
