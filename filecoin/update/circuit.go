@@ -403,12 +403,11 @@ func (c *Circuit) prefix(sys cs.ConstraintSystem) (*state, error) {
 		}
 		sel = v[0]
 	}
-	hs := p.Hs()
 	name, bitName := "k_and_h_select", "k_and_h_select_bit"
 	if p.Poseidon {
 		name, bitName = "h_select", "h_select_bit"
 	}
-	selBits, err := decomposeInput(sys, name, bitName, sel, p.PartitionBitLen+len(hs))
+	selBits, err := decomposeInput(sys, name, bitName, sel, p.PartitionBitLen+len(p.Hs()))
 	if err != nil {
 		return nil, err
 	}
