@@ -197,7 +197,7 @@ func paramsCheck(c *cli.Context) error {
 		circuits = []*prooftypes.SealProof{p}
 	}
 	var out []paramCheck
-	bad := 0
+	bad, missing := 0, 0
 	for _, p := range circuits {
 		for _, name := range []string{p.VKFile(), p.ParamsFile()} {
 			r := paramCheck{Proof: prooftypes.SectorSizeLabel(p.SectorSize), File: name}
@@ -206,7 +206,7 @@ func paramsCheck(c *cli.Context) error {
 			case errors.Is(statErr, fs.ErrNotExist):
 				r.Status = "missing"
 				if explicit {
-					bad++
+					missing++
 				}
 			case statErr != nil:
 				r.Status, r.Detail = "error", statErr.Error()
@@ -241,8 +241,11 @@ func paramsCheck(c *cli.Context) error {
 			fmt.Println(line)
 		}
 	}
-	if bad > 0 {
+	switch {
+	case bad > 0:
 		return cli.Exit(fmt.Sprintf("%d parameter file(s) in %s are not the published ones or could not be read", bad, dir), 1)
+	case missing > 0:
+		return cli.Exit(fmt.Sprintf("%d parameter file(s) missing from %s", missing, dir), 1)
 	}
 	return nil
 }
