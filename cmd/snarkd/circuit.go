@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -62,7 +61,7 @@ func circuitInfo(c *cli.Context) error {
 	if c.Bool("json") {
 		return printJSON(c, infos)
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "proof\tpartitions\tconstraints\tinputs\taux\ta_aux\tb_input\tb_aux\tdomain\tsynthesis\t")
 	for _, i := range infos {
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t2^%d\t%s\t\n", i.Proof, i.Partitions, i.Constraints, i.PublicInputs,
@@ -71,9 +70,9 @@ func circuitInfo(c *cli.Context) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Println("\ninputs include ONE; constraints exclude the one x·0=0 row per input that Groth16 adds; parameter files:")
+	fmt.Fprintln(c.App.Writer, "\ninputs include ONE; constraints exclude the one x·0=0 row per input that Groth16 adds; parameter files:")
 	for _, i := range infos {
-		fmt.Printf("  %s: %s\n", i.Proof, i.ParamsFile)
+		fmt.Fprintf(c.App.Writer, "  %s: %s\n", i.Proof, i.ParamsFile)
 	}
 	return nil
 }

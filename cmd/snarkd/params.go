@@ -138,7 +138,7 @@ func paramsGen(c *cli.Context) error {
 			}
 		}
 		if complete {
-			fmt.Printf("%s parameters already in %s\n", p.Name, dir)
+			fmt.Fprintf(c.App.Writer, "%s parameters already in %s\n", p.Name, dir)
 			return nil
 		}
 	}
@@ -156,8 +156,8 @@ func paramsGen(c *cli.Context) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Fprintf(os.Stderr, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
-	fmt.Fprintf(os.Stderr, "setup of the %s partition circuit…\n", p.Name)
+	fmt.Fprintf(c.App.ErrWriter, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
+	fmt.Fprintf(c.App.ErrWriter, "setup of the %s partition circuit…\n", p.Name)
 	t0 := time.Now()
 	pk, err := seal.GenerateParams(c.Context, p, []byte(c.String("seed")))
 	if err != nil {
@@ -170,7 +170,7 @@ func paramsGen(c *cli.Context) error {
 	if err := seal.WriteParams(dir, p, pk); err != nil {
 		return fmt.Errorf("writing parameters into %s: %w", dir, err)
 	}
-	fmt.Printf("wrote %s (.params, .vk, .meta) in %s; setup took %s\n", filepath.Join(dir, p.CacheID()), dir, setup.Round(time.Millisecond))
+	fmt.Fprintf(c.App.Writer, "wrote %s (.params, .vk, .meta) in %s; setup took %s\n", filepath.Join(dir, p.CacheID()), dir, setup.Round(time.Millisecond))
 	return nil
 }
 
@@ -232,13 +232,13 @@ func paramsCheck(c *cli.Context) error {
 			return err
 		}
 	} else {
-		fmt.Printf("parameter directory %s\n", dir)
+		fmt.Fprintf(c.App.Writer, "parameter directory %s\n", dir)
 		for _, r := range out {
 			line := fmt.Sprintf("%-8s %-6s %s", r.Status, r.Proof, r.File)
 			if r.Detail != "" {
 				line += ": " + r.Detail
 			}
-			fmt.Println(line)
+			fmt.Fprintln(c.App.Writer, line)
 		}
 	}
 	switch {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/urfave/cli/v2"
+
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
+)
+
+func TestParseSealProof(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want abi.RegisteredSealProof
+		err  string
+	}{
+		{in: "StackedDrg2KiBV1_1", want: abi.RegisteredSealProof_StackedDrg2KiBV1_1},
+		{in: "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep", want: abi.RegisteredSealProof_StackedDrg32GiBV1_2_Feat_NiPoRep},
+		{in: "0", want: abi.RegisteredSealProof_StackedDrg2KiBV1},
+		{in: "8", want: abi.RegisteredSealProof_StackedDrg32GiBV1_1},
+		{in: "2kib", want: abi.RegisteredSealProof_StackedDrg2KiBV1_1},
+		{in: "64GiB", want: abi.RegisteredSealProof_StackedDrg64GiBV1_1},
+		{in: "99", err: "unknown seal proof type"},
+		{in: "3GiB", err: "unknown seal proof type"},
+	} {
+		p, err := parseSealProof(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || p.Proof != tc.want {
+			t.Errorf("%s: %v %v, want %d", tc.in, p, err, tc.want)
+		}
+	}
+}
+
+// TestDistinctCircuits: one row per parameter file, covering every proof type's file.
+func TestDistinctCircuits(t *testing.T) {
+	files := map[string]bool{}
+	for _, p := range distinctCircuits() {
+		if files[p.ParamsFile()] {
+			t.Errorf("%s listed twice", p.ParamsFile())
+		}
+		files[p.ParamsFile()] = true
+	}
+	for _, p := range prooftypes.All() {
+		if !files[p.ParamsFile()] {
+			t.Errorf("%s: its circuit is not listed", p.Name)
+		}
+	}
+}
+
+// TestParamsCheckCommand: absent files are listed, and a file that is not the published one is
+// an error naming both digests.
+func TestParamsCheckCommand(t *testing.T) {
+	dir := t.TempDir()
+	p, _ := prooftypes.LookupName("StackedDrg2KiBV1_1")
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		app := newApp()
+		app.Writer, app.ErrWriter = &out, &out
+		app.ExitErrHandler = func(*cli.Context, error) {} // keep the test process alive
+		err := app.Run(append([]string{"snarkd", "--repo", t.TempDir()}, args...))
+		return out.String(), err
+	}
+	out, err := run("params", "check", "--dir", dir)
+	if err != nil || !strings.Contains(out, "missing  2KiB   "+p.VKFile()) {
+		t.Fatalf("empty directory: %v\n%s", err, out)
+	}
+	if _, err := run("params", "check", "--dir", dir, "--proof", "2KiB"); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("explicit proof type without files: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, p.VKFile()), []byte("not the published vk"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run("params", "check", "--dir", dir)
+	if err == nil || !strings.Contains(out, "mismatch 2KiB") || !strings.Contains(out, "published "+prooftypes.PublishedFiles[p.VKFile()].Digest) {
+		t.Fatalf("wrong vk: %v\n%s", err, out)
+	}
+}
+
