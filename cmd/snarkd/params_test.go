@@ -85,4 +85,3 @@ func TestParamsCheckCommand(t *testing.T) {
 		t.Fatalf("wrong vk: %v\n%s", err, out)
 	}
 }
-
