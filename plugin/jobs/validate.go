@@ -9,6 +9,7 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -141,8 +142,9 @@ func Partitions(req *rpcapi.ProofRequest) int {
 		}
 		return 1
 	case rpcapi.KindPoRepC2:
-		if size, err := abi.RegisteredSealProof(req.RegisteredProof).SectorSize(); err == nil && size >= 32<<30 {
-			return 10
+		// NI-PoRep types have more partitions (13 for small sectors, 126 for 32/64 GiB).
+		if p, err := prooftypes.Lookup(abi.RegisteredSealProof(req.RegisteredProof)); err == nil {
+			return p.Partitions
 		}
 		return 1
 	case rpcapi.KindSnapProve:
