@@ -44,6 +44,11 @@ func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Paramet
 	} else if want.Proof != c.Proof.Proof {
 		log.Warnw("request proof type differs from the C1 output's; proving the C1 output's", "request", want.Name, "c1", c.Proof.Name)
 	}
+	if c.Proof.Feature == prooftypes.NonInteractive {
+		// filecoin-ffi's SealCommitPhase2 answers NI-PoRep with a SnarkPack aggregate of the
+		// partition proofs, not their concatenation: returning the latter would be a wrong answer.
+		return nil, nil, nil, &UnsupportedError{Kind: KindPoRepC2, Reason: fmt.Sprintf("%s: NI-PoRep C2 returns a SnarkPack aggregate of its %d partition proofs, and aggregation is not implemented", c.Proof.Name, c.Proof.Partitions)}
+	}
 	sp, err := p.params.Seal(ctx, c.Proof)
 	if err != nil {
 		return nil, nil, nil, err
