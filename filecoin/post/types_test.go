@@ -111,3 +111,25 @@ func TestRustVanillaKnownAnswers(t *testing.T) {
 		t.Errorf("comm_r %x", commR)
 	}
 }
+
+func TestFallbackChallenges(t *testing.T) {
+	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1)
+	rnd := testRandomness(1)
+	m, err := p.FallbackChallenges(rnd, []uint64{5, 9, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 3 || !slices.Equal(m[2], p.SectorChallenges(rnd, 2, 2)) || !slices.Equal(m[9], p.SectorChallenges(rnd, 9, 1)) {
+		t.Errorf("challenges %v", m)
+	}
+	w, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWinning2KiBV1)
+	if m, err := w.FallbackChallenges(rnd, []uint64{4, 6}); err != nil || len(m) != 1 || len(m[4]) != 66 {
+		t.Errorf("winning challenges %v, %v", m, err)
+	}
+	if _, err := p.FallbackChallenges(rnd, []uint64{1, 1}); !errors.Is(err, ErrDuplicateSector) {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, err := p.FallbackChallenges(rnd, nil); err == nil {
+		t.Error("empty sector list accepted")
+	}
+}

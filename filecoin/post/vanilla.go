@@ -182,3 +182,27 @@ func (p *Proof) VerifySector(v *SectorVanilla, randomness [32]byte, sectorIndex 
 	}
 	return nil
 }
+
+// FallbackChallenges is generate_fallback_sector_challenges (filecoin-ffi's
+// GeneratePoStFallbackSectorChallenges): the challenged leaves of each sector, by sector
+// number. WindowPoSt sectors are challenged by their position in the list (partitions are
+// consecutive runs of SectorCount); WinningPoSt challenges only the first sector, as Rust does.
+func (p *Proof) FallbackChallenges(randomness [32]byte, sectors []uint64) (map[uint64][]uint64, error) {
+	if len(sectors) == 0 {
+		return nil, errors.New("no sectors to challenge")
+	}
+	if err := checkSafe("randomness", randomness); err != nil {
+		return nil, err
+	}
+	if p.Kind == Winning {
+		sectors = sectors[:1]
+	}
+	out := make(map[uint64][]uint64, len(sectors))
+	for i, s := range sectors {
+		if _, dup := out[s]; dup {
+			return nil, fmt.Errorf("%w: sector %d", ErrDuplicateSector, s)
+		}
+		out[s] = p.SectorChallenges(randomness, s, i)
+	}
+	return out, nil
+}
