@@ -1,9 +1,12 @@
 package update
 
 import (
+	"errors"
 	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 )
@@ -53,5 +56,35 @@ func TestSyntheticProductionShapes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestPartitions(t *testing.T) {
+	p, err := ForProof(abi.RegisteredUpdateProof_StackedDrg8MiBV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Synthetic(p, p.HDefault(), 16, rand.NewChaCha8([32]byte{4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vanilla [][]byte
+	for k := 0; k < p.PartitionCount; k++ {
+		b, err := e.PartitionProof(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vanilla = append(vanilla, b)
+	}
+	cs, ins, err := p.Partitions(vanilla, *e.Inputs(0))
+	if err != nil || len(cs) != 4 || ins[3][0].Uint64() != 3|8<<2 {
+		t.Fatalf("%d circuits, %v", len(cs), err)
+	}
+	vanilla[1], vanilla[2] = vanilla[2], vanilla[1]
+	if _, _, err := p.Partitions(vanilla, *e.Inputs(0)); !errors.Is(err, ErrInvalidVanilla) {
+		t.Errorf("partitions out of order: %v", err)
+	}
+	if _, _, err := p.Partitions(vanilla[:3], *e.Inputs(0)); err == nil {
+		t.Error("three of four partitions accepted")
 	}
 }

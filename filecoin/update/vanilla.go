@@ -284,3 +284,22 @@ func (p *Params) Partition(b []byte, in *PublicInputs) (*Circuit, []fr.Element, 
 	}
 	return &Circuit{Params: p, Inputs: *in, Witness: w}, vec, nil
 }
+
+// Partitions is generate_empty_sector_update_proof_with_vanilla up to the Groth16 proofs: one
+// vanilla proof per partition, in partition order, each decoded and verified; in.K is ignored.
+// The proof is the partitions' 192-byte proofs concatenated in the same order.
+func (p *Params) Partitions(vanilla [][]byte, in PublicInputs) ([]*Circuit, [][]fr.Element, error) {
+	if len(vanilla) != p.PartitionCount {
+		return nil, nil, fmt.Errorf("%d vanilla proofs, a %d-byte sector update has %d partitions", len(vanilla), p.SectorSize(), p.PartitionCount)
+	}
+	circuits := make([]*Circuit, len(vanilla))
+	inputs := make([][]fr.Element, len(vanilla))
+	for k, b := range vanilla {
+		in.K = k
+		var err error
+		if circuits[k], inputs[k], err = p.Partition(b, &in); err != nil {
+			return nil, nil, err
+		}
+	}
+	return circuits, inputs, nil
+}
