@@ -61,3 +61,42 @@ func TestSnapDeals8MiBFromSealer(t *testing.T) {
 		}
 	}
 }
+
+// The production Poseidon-variant circuit (32GiB: 1,376 challenges, 22.3M constraints, ~3 GiB
+// of assignment) from a synthetic update, satisfied: SNARKD_HEAVY_TESTS=1.
+func TestSnapDealsPoseidon32GiBSynthetic(t *testing.T) {
+	if os.Getenv("SNARKD_HEAVY_TESTS") == "" {
+		t.Skip("set SNARKD_HEAVY_TESTS=1")
+	}
+	p, err := FromSectorSizePoseidon(prooftypes.SectorSize32GiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Synthetic(p, p.HDefault(), 256, rand.NewChaCha8([32]byte{32}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.PartitionProof(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, inputs, err := p.Partition(b, e.Inputs(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := SynthesizeParallel(context.Background(), c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := firstUnsatisfied(pa); row >= 0 {
+		t.Fatalf("row %d of %d not satisfied", row, len(pa.A))
+	}
+	for i := range inputs {
+		if !pa.Input[i+1].Equal(&inputs[i]) {
+			t.Fatalf("input %d differs", i+1)
+		}
+	}
+	if got := pa.Shape().NumConstraints - pa.Shape().NumInputs; got != 22305906 {
+		t.Fatalf("%d constraints", got)
+	}
+}
