@@ -1,14 +1,14 @@
 // Multi-scalar multiplication in G1 and G2 (Pippenger bucket method, signed c-bit digits).
 //
 // Per chunk of points: one thread per scalar writes every window's signed digit (bucket key)
-// and point reference; per window a radix sort groups the references by bucket; threads sum
-// fixed-length segments of the sorted list into XYZZ buckets (runs that cross a segment border
-// are merged by the segment where they start). After the last chunk, each window's buckets are
+// and point reference; per window a radix sort groups the references by bucket; then one launch
+// for all windows sums fixed-length segments of the sorted lists into XYZZ buckets (runs that
+// cross a segment border are merged by the segment where they start). After the last chunk, each window's buckets are
 // reduced by running sums spread over many threads, and the per-block partial sums go back to
 // the host, which combines the windows (a few hundred doublings).
 //
-// With SNARKD_MSM_SPLIT01 the points whose scalar is exactly 1 are summed by a plain
-// reduction (batch addition), scalars 0 are dropped, and only the rest enter the buckets.
+// With SNARKD_MSM_SPLIT01 the points whose scalar is exactly 1 are compacted and summed by a
+// plain reduction (batch addition), scalars 0 are dropped, and only the rest enter the buckets.
 // Points and scalars can stay on the device or stream from host memory in double-buffered
 // chunks on a copy stream. All scratch memory is the caller's workspace.
 #include <cub/cub.cuh>
@@ -77,10 +77,20 @@ __global__ void digits_kernel(const fr_t *scalars, const uint32_t *idx, uint32_t
     }
 }
 
+// grid (segments, windows): window w reads its sorted list at w * key_stride, its buckets at
+// w * nb and its carry slots at w * carry_stride.
 template <class P, class A>
 __global__ void accumulate_kernel(const uint32_t *keys, const uint32_t *vals, uint32_t m,
                                   const A *points, P *buckets, P *carry_first, P *carry_last,
-                                  uint32_t *carry_key) {
+                                  uint32_t *carry_key, size_t key_stride, uint32_t nb,
+                                  uint32_t carry_stride) {
+    const uint32_t w = blockIdx.y;
+    keys += w * key_stride;
+    vals += w * key_stride;
+    buckets += (size_t)w * nb;
+    carry_first += (size_t)w * carry_stride;
+    carry_last += (size_t)w * carry_stride;
+    carry_key += (size_t)w * carry_stride;
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t start = t * SEG;
     if (start >= m) return;
@@ -123,7 +133,14 @@ __global__ void accumulate_kernel(const uint32_t *keys, const uint32_t *vals, ui
 template <class P>
 __global__ void merge_kernel(const uint32_t *keys, uint32_t m, uint32_t nseg,
                              const P *carry_first, const P *carry_last,
-                             const uint32_t *carry_key, P *buckets) {
+                             const uint32_t *carry_key, P *buckets, size_t key_stride,
+                             uint32_t nb, uint32_t carry_stride) {
+    const uint32_t w = blockIdx.y;
+    keys += w * key_stride;
+    buckets += (size_t)w * nb;
+    carry_first += (size_t)w * carry_stride;
+    carry_last += (size_t)w * carry_stride;
+    carry_key += (size_t)w * carry_stride;
     uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= nseg) return;
     uint32_t k = carry_key[t];
@@ -184,21 +201,25 @@ __global__ void reduce_kernel(const P *buckets, uint32_t nb, uint32_t per_thread
     if (tid == 0) out[w * bpw + b] = sc[0];
 }
 
-__global__ void classify_kernel(const fr_t *scalars, uint32_t m, uint8_t *flags) {
+// flags[i]: scalar neither 0 nor 1 (bucket path); ones[i]: scalar exactly 1.
+__global__ void classify_kernel(const fr_t *scalars, uint32_t m, uint8_t *flags, uint8_t *ones) {
     uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m) return;
     const fr_t s = scalars[i];
-    flags[i] = (s.is_zero() || s.is_one()) ? 0 : 1;
+    const bool one = s.is_one();
+    flags[i] = (s.is_zero() || one) ? 0 : 1;
+    ones[i] = one ? 1 : 0;
 }
 
-// partial[blockIdx.x] += sum of points[i] with scalars[i] == 1.
+// partial[blockIdx.x] += sum of points[idx[j]], j < *count (the points whose scalar is 1,
+// compacted so that every lane of a warp adds).
 template <class P, class A>
-__global__ void ones_kernel(const fr_t *scalars, const A *points, uint32_t m, P *scratch,
-                            P *partial) {
+__global__ void ones_kernel(const uint32_t *idx, const uint32_t *count, const A *points,
+                            P *scratch, P *partial) {
     P acc = P::inf();
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < m; i += gridDim.x * blockDim.x) {
-        if (scalars[i].is_one()) acc.add_affine(points[i]);
-    }
+    const uint32_t m = *count;
+    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < m; j += gridDim.x * blockDim.x)
+        acc.add_affine(points[idx[j]]);
     P *sc = scratch + (size_t)blockIdx.x * blockDim.x;
     sc[threadIdx.x] = acc;
     block_tree_sum(sc);
@@ -212,7 +233,8 @@ size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
 struct layout {
     size_t keys_all, vals_all, keys_sorted, vals_sorted, temp, buckets, carry_first, carry_last,
-        carry_key, scratch, results, flags, tail_idx, tail_count, ones_scratch, pbuf[2],
+        carry_key, scratch, results, flags, tail_idx, tail_count, ones_scratch, ones_flags,
+        ones_idx, ones_count, pbuf[2],
         sbuf[2], total;
     size_t temp_bytes;
 };
@@ -244,21 +266,25 @@ snarkd_status make_layout(const snarkd_msm_plan &p, layout &l) {
     };
     l.keys_all = take((size_t)p.num_windows * chunk * 4);
     l.vals_all = take((size_t)p.num_windows * chunk * 4);
-    l.keys_sorted = take(chunk * 4);
-    l.vals_sorted = take(chunk * 4);
+    l.keys_sorted = take((size_t)p.num_windows * chunk * 4);
+    l.vals_sorted = take((size_t)p.num_windows * chunk * 4);
     l.temp = take(l.temp_bytes);
     l.buckets = take((size_t)p.num_windows * nb * sizeof(P));
-    l.carry_first = take(nseg * sizeof(P));
-    l.carry_last = take(nseg * sizeof(P));
-    l.carry_key = take(nseg * 4);
+    l.carry_first = take((size_t)p.num_windows * nseg * sizeof(P));
+    l.carry_last = take((size_t)p.num_windows * nseg * sizeof(P));
+    l.carry_key = take((size_t)p.num_windows * nseg * 4);
     l.scratch = take((size_t)p.num_windows * p.blocks_per_window * REDUCE_THREADS * sizeof(P));
     l.results = take((size_t)p.out_points * sizeof(P));
     l.flags = l.tail_idx = l.tail_count = l.ones_scratch = 0;
+    l.ones_flags = l.ones_idx = l.ones_count = 0;
     if (p.flags & SNARKD_MSM_SPLIT01) {
         l.flags = take(chunk);
         l.tail_idx = take(chunk * 4);
         l.tail_count = take(4);
         l.ones_scratch = take((size_t)p.ones_blocks * ONES_THREADS * sizeof(P));
+        l.ones_flags = take(chunk);
+        l.ones_idx = take(chunk * 4);
+        l.ones_count = take(4);
     }
     l.pbuf[0] = l.pbuf[1] = l.sbuf[0] = l.sbuf[1] = 0;
     if (p.flags & SNARKD_MSM_POINTS_ON_HOST) {
@@ -383,12 +409,18 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
             uint8_t *flags = ws + l.flags;
             uint32_t *tail_idx = (uint32_t *)(ws + l.tail_idx);
             uint32_t *tail_count = (uint32_t *)(ws + l.tail_count);
-            ones_kernel<P, A><<<p.ones_blocks, ONES_THREADS, 0, st>>>(
-                scs, pts, m, (P *)(ws + l.ones_scratch), ones_partial);
-            SNARKD_CHECK(cudaGetLastError());
-            classify_kernel<<<nblocks(m, 256), 256, 0, st>>>(scs, m, flags);
+            uint8_t *ones_flags = ws + l.ones_flags;
+            uint32_t *ones_idx = (uint32_t *)(ws + l.ones_idx);
+            uint32_t *ones_count = (uint32_t *)(ws + l.ones_count);
+            classify_kernel<<<nblocks(m, 256), 256, 0, st>>>(scs, m, flags, ones_flags);
             SNARKD_CHECK(cudaGetLastError());
             size_t tb = l.temp_bytes;
+            SNARKD_CHECK(cub::DeviceSelect::Flagged(temp, tb, cub::CountingInputIterator<uint32_t>(0),
+                                                    ones_flags, ones_idx, ones_count, (int)m, st));
+            ones_kernel<P, A><<<p.ones_blocks, ONES_THREADS, 0, st>>>(
+                ones_idx, ones_count, pts, (P *)(ws + l.ones_scratch), ones_partial);
+            SNARKD_CHECK(cudaGetLastError());
+            tb = l.temp_bytes;
             SNARKD_CHECK(cub::DeviceSelect::Flagged(temp, tb, cub::CountingInputIterator<uint32_t>(0),
                                                     flags, tail_idx, tail_count, (int)m, st));
             uint32_t h_count = 0;
@@ -402,20 +434,25 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
                                                             vals_all);
             SNARKD_CHECK(cudaGetLastError());
             const uint32_t nseg = (mt + SEG - 1) / SEG;
+            const uint32_t carry_stride = (uint32_t)((chunk + SEG - 1) / SEG);
             for (uint32_t w = 0; w < W; w++) {
                 size_t tb = l.temp_bytes;
                 SNARKD_CHECK(cub::DeviceRadixSort::SortPairs(
-                    temp, tb, keys_all + (size_t)w * chunk, keys_sorted, vals_all + (size_t)w * chunk,
-                    vals_sorted, (int)mt, 0, (int)c, st));
-                accumulate_kernel<P, A><<<nblocks(nseg, 128), 128, 0, st>>>(
-                    keys_sorted, vals_sorted, mt, pts, buckets + (size_t)w * nb, carry_first,
-                    carry_last, carry_key);
-                SNARKD_CHECK(cudaGetLastError());
-                merge_kernel<P><<<nblocks(nseg, 128), 128, 0, st>>>(
-                    keys_sorted, mt, nseg, carry_first, carry_last, carry_key,
-                    buckets + (size_t)w * nb);
-                SNARKD_CHECK(cudaGetLastError());
+                    temp, tb, keys_all + (size_t)w * chunk, keys_sorted + (size_t)w * chunk,
+                    vals_all + (size_t)w * chunk, vals_sorted + (size_t)w * chunk, (int)mt, 0,
+                    (int)c, st));
             }
+            // All windows' bucket passes in one launch: W times the threads of one window.
+            const dim3 grid(nblocks(nseg, 128), W);
+            accumulate_kernel<P, A><<<grid, 128, 0, st>>>(keys_sorted, vals_sorted, mt, pts,
+                                                          buckets, carry_first, carry_last,
+                                                          carry_key, chunk, (uint32_t)nb,
+                                                          carry_stride);
+            SNARKD_CHECK(cudaGetLastError());
+            merge_kernel<P><<<grid, 128, 0, st>>>(keys_sorted, mt, nseg, carry_first, carry_last,
+                                                  carry_key, buckets, chunk, (uint32_t)nb,
+                                                  carry_stride);
+            SNARKD_CHECK(cudaGetLastError());
         }
         SNARKD_CHECK(cudaEventRecord(rs.used[b], st));
     }
