@@ -93,6 +93,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		backend = prover.CPUBackend{}
 	}
 	pipe := prover.New(backend, prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache))
+	log.Infow("Filecoin parameters are read from the parameter directory on first use", "dir", cfg.Prover.ParameterCache)
 	m, err := jobs.Open(j, pipelineRunner{p: pipe}, jobs.Config{
 		Workers: cfg.Jobs.Workers, MaxPending: cfg.Jobs.MaxPending, Retention: cfg.Jobs.Retention.D(),
 		RestartError: lotus.RestartMessage(name),
