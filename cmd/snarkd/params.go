@@ -16,6 +16,7 @@ import (
 
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
+	"github.com/snarkd/snarkd/groth16"
 )
 
 // DevnetSealParamSeed is the default seed of `snarkd params gen`. Everyone knows it, so
@@ -159,9 +160,26 @@ func paramsGen(c *cli.Context) error {
 	fmt.Fprintf(c.App.ErrWriter, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
 	fmt.Fprintf(c.App.ErrWriter, "setup of the %s partition circuit…\n", p.Name)
 	t0 := time.Now()
-	pk, err := seal.GenerateParams(c.Context, p, []byte(c.String("seed")))
-	if err != nil {
-		return err
+	// The setup's batch multiplications do not watch the context, so an interrupt returns here at
+	// once instead of after them; nothing has been written yet.
+	type result struct {
+		pk  *groth16.Parameters
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pk, err := seal.GenerateParams(c.Context, p, []byte(c.String("seed")))
+		done <- result{pk, err}
+	}()
+	var pk *groth16.Parameters
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return r.err
+		}
+		pk = r.pk
+	case <-c.Context.Done():
+		return fmt.Errorf("setup of %s interrupted; nothing written: %w", p.Name, c.Context.Err())
 	}
 	setup := time.Since(t0)
 	if err := seal.CheckParams(c.Context, p, pk); err != nil {
