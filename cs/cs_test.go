@@ -2,7 +2,6 @@ package cs
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -14,33 +13,6 @@ func elem(v int64) fr.Element {
 	var e fr.Element
 	e.SetInt64(v)
 	return e
-}
-
-func TestBlake2sVectors(t *testing.T) {
-	seq := make([]byte, 200)
-	for i := range seq {
-		seq[i] = byte(i)
-	}
-	cases := []struct {
-		in   []byte
-		want string
-	}{
-		{nil, "69217a3079908094e11121d042354a7c1f55b6482ca1a51e1b250dfd1ed0eef9"},
-		{[]byte("abc"), "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982"},
-		{[]byte(strings.Repeat("a", 64)), "651d2f5f20952eacaea2fba2f2af2bcd633e511ea2d2e4c9ae2ac0d9ffb7b252"},
-		{[]byte(strings.Repeat("a", 65)), "045f8ae18932119bd051ac7ba5c73db59892055fad5c32f82d79a6543d92a497"},
-		{seq, "6d244e1a06ce4ef578dd0f63aff0936706735119ca9c8d22d86c801414ab9741"},
-	}
-	for _, c := range cases {
-		h := newBlake2s256()
-		// Feed in uneven pieces to exercise buffering.
-		for i := 0; i < len(c.in); i += 7 {
-			h.Write(c.in[i:min(i+7, len(c.in))])
-		}
-		if got := hex.EncodeToString(h.Sum(nil)); got != c.want {
-			t.Errorf("blake2s(%d bytes) = %s, want %s", len(c.in), got, c.want)
-		}
-	}
 }
 
 // TestHashVectors checks cs.hash() against the values derived in circuit-fingerprints.md §13.

@@ -4,13 +4,18 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"sort"
+
+	"golang.org/x/crypto/blake2s"
 )
 
 // Hash returns bellpepper's TestConstraintSystem::hash(): Blake2s-256 over u64be(#inputs),
 // u64be(#aux), u64be(#constraints), then for each constraint's A, B, C the merged, zero-free,
 // sorted terms as u64be(#terms) and per term 'I'|'A' ‖ u64be(index) ‖ 32-byte big-endian coefficient.
 func (t *TestConstraintSystem) Hash() string {
-	h := newBlake2s256()
+	h, err := blake2s.New256(nil)
+	if err != nil {
+		panic(err) // unkeyed BLAKE2s-256 cannot fail
+	}
 	var buf [8]byte
 	put := func(v uint64) {
 		binary.BigEndian.PutUint64(buf[:], v)
