@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -334,4 +335,15 @@ type Commit2In struct {
 	SectorNum  int64
 	Phase1Out  []byte
 	SectorSize uint64
+}
+
+// RandomDomain reads a canonical field element from r: 32 bytes with the top two bits cleared,
+// as Fr32-padded sector data is. Fixture generators use it for random leaves and commitments.
+func RandomDomain(r io.Reader) (Domain, error) {
+	var d Domain
+	if _, err := io.ReadFull(r, d[:]); err != nil {
+		return d, err
+	}
+	d[31] &= 0x3f
+	return d, nil
 }

@@ -8,16 +8,6 @@ import (
 	"github.com/snarkd/snarkd/filecoin/merkle"
 )
 
-// randomDomain reads a canonical field element (top two bits cleared, as Fr32 data is).
-func randomDomain(r io.Reader) (c1.Domain, error) {
-	var d c1.Domain
-	if _, err := io.ReadFull(r, d[:]); err != nil {
-		return d, err
-	}
-	d[31] &= 0x3f
-	return d, nil
-}
-
 // SyntheticSectorVanilla is a vanilla proof of production shape for a sector that does not
 // exist: tree R is sparse, random at the leaves the challenges open (for the sector at position
 // sectorIndex) and zero elsewhere, comm_c is random. It verifies like a real one, so the
@@ -30,7 +20,7 @@ func SyntheticSectorVanilla(p *Proof, sector uint64, randomness [32]byte, sector
 		if _, ok := set[c]; ok {
 			continue
 		}
-		d, err := randomDomain(r)
+		d, err := c1.RandomDomain(r)
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +34,7 @@ func SyntheticSectorVanilla(p *Proof, sector uint64, randomness [32]byte, sector
 	if err != nil {
 		return nil, fmt.Errorf("synthetic tree R: %w", err)
 	}
-	commC, err := randomDomain(r)
+	commC, err := c1.RandomDomain(r)
 	if err != nil {
 		return nil, err
 	}

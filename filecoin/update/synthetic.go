@@ -11,15 +11,6 @@ import (
 	"github.com/snarkd/snarkd/filecoin/merkle"
 )
 
-func randomDomain(r io.Reader) (c1.Domain, error) {
-	var d c1.Domain
-	if _, err := io.ReadFull(r, d[:]); err != nil {
-		return d, err
-	}
-	d[31] &= 0x3f
-	return d, nil
-}
-
 // Synthetic is an update of production shape without a sector: sparse trees whose old replica
 // is a random constant except at `touched` random nodes, where old replica and new data are
 // random; every other node holds no new data. Because the challenges derive from comm_r_new,
@@ -29,11 +20,11 @@ func Synthetic(p *Params, h int, touched int, r io.Reader) (*Encoded, error) {
 	if _, err := p.HSelect(h); err != nil {
 		return nil, err
 	}
-	def, err := randomDomain(r)
+	def, err := c1.RandomDomain(r)
 	if err != nil {
 		return nil, err
 	}
-	commC, err := randomDomain(r)
+	commC, err := c1.RandomDomain(r)
 	if err != nil {
 		return nil, err
 	}
@@ -45,10 +36,10 @@ func Synthetic(p *Params, h int, touched int, r io.Reader) (*Encoded, error) {
 			return nil, err
 		}
 		i := binary.LittleEndian.Uint64(b[:]) % p.SectorNodes
-		if old[i], err = randomDomain(r); err != nil {
+		if old[i], err = c1.RandomDomain(r); err != nil {
 			return nil, err
 		}
-		if data[i], err = randomDomain(r); err != nil {
+		if data[i], err = c1.RandomDomain(r); err != nil {
 			return nil, err
 		}
 	}
