@@ -1,6 +1,7 @@
 package prover
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -206,33 +207,131 @@ func (c *ParamCache) Seal(ctx context.Context, p *prooftypes.SealProof) (*SealPa
 }
 
 func loadSealParams(ctx context.Context, dir string, p *prooftypes.SealProof) (*SealParams, error) {
+	return loadFilecoinParams(ctx, dir, p.Name, p.CacheID(), "PoRep", func(ctx context.Context, pk *groth16.Parameters) error {
+		return seal.CheckParams(ctx, p, pk)
+	})
+}
+
+// loadFilecoinParams loads base.params and base.vk of proof type name from dir, refusing a .vk
+// that is not the .params file's verifying key and parameters that check refuses.
+func loadFilecoinParams(ctx context.Context, dir, name, base, family string, check func(context.Context, *groth16.Parameters) error) (*SealParams, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("no Filecoin parameter directory configured (Prover.ParameterCache / FIL_PROOFS_PARAMETER_CACHE)")
 	}
-	paramsPath, vkPath := filepath.Join(dir, p.ParamsFile()), filepath.Join(dir, p.VKFile())
+	paramsPath, vkPath := filepath.Join(dir, base+".params"), filepath.Join(dir, base+".vk")
 	for _, path := range []string{paramsPath, vkPath} {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return nil, &MissingParamsError{Proof: p.Name, Path: path}
+			return nil, &MissingParamsError{Proof: name, Path: path}
 		}
 	}
 	t0 := time.Now()
 	vk, err := groth16.OpenVerifyingKey(vkPath, groth16.FilecoinReadOptions().VKCheck)
 	if err != nil {
-		return nil, fmt.Errorf("loading %s verifying key: %w", p.Name, err)
+		return nil, fmt.Errorf("loading %s verifying key: %w", name, err)
 	}
 	pk, err := groth16.OpenParameters(paramsPath, groth16.FilecoinReadOptions())
 	if err != nil {
-		return nil, fmt.Errorf("loading %s parameters: %w", p.Name, err)
+		return nil, fmt.Errorf("loading %s parameters: %w", name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if !bytes.Equal(vk.Bytes(), pk.VK.Bytes()) {
-		return nil, fmt.Errorf("%s: %s is not the verifying key of %s (files from different setups?)", p.Name, vkPath, paramsPath)
+		return nil, fmt.Errorf("%s: %s is not the verifying key of %s (files from different setups?)", name, vkPath, paramsPath)
 	}
-	if err := seal.CheckParams(ctx, p, pk); err != nil {
+	if err := check(ctx, pk); err != nil {
 		return nil, fmt.Errorf("%s: %w", paramsPath, err)
 	}
-	log.Infow("loaded PoRep parameters", "proof", p.Name, "path", paramsPath, "bytes", pk.ParametersSize(), "took", time.Since(t0))
+	log.Infow("loaded "+family+" parameters", "proof", name, "path", paramsPath, "bytes", pk.ParametersSize(), "took", time.Since(t0))
 	return &SealParams{PK: pk, VK: vk}, nil
+}
+
+// Filecoin returns the parameters named base (.params / .vk in the Filecoin parameter
+// directory) of proof type name, loading them at first use and keeping them; check refuses
+// parameters of another circuit. A failure is not cached.
+func (c *ParamCache) Filecoin(ctx context.Context, name, base, family string, check func(context.Context, *groth16.Parameters) error) (*SealParams, error) {
+	key := base + ".params"
+	c.mu.Lock()
+	dir := c.filDir
+	e, ok := c.entries[key]
+	if !ok {
+		e = &paramEntry{}
+		c.entries[key] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() {
+		e.seal, e.err = loadFilecoinParams(ctx, dir, name, base, family, check)
+		c.mu.Lock()
+		if e.err == nil {
+			e.pk = e.seal.PK
+			e.bytes, e.ready = uint64(e.pk.ParametersSize()), true
+		} else {
+			delete(c.entries, key)
+		}
+		c.mu.Unlock()
+	})
+	return e.seal, e.err
+}
+
+// ParamsMismatchError refuses parameters whose verifying key has another number of public
+// inputs than the circuit they were loaded for.
+type ParamsMismatchError struct {
+	Proof     string
+	Got, Want int
+}
+
+func (e *ParamsMismatchError) Error() string {
+	return fmt.Sprintf("parameters do not fit %s: the verifying key has %d public inputs, the circuit %d", e.Proof, e.Got, e.Want)
+}
+
+// checkInputs refuses parameters whose vk.ic length is not want (public inputs with ONE).
+func checkInputs(name string, want int) func(context.Context, *groth16.Parameters) error {
+	return func(_ context.Context, pk *groth16.Parameters) error {
+		if len(pk.VK.IC) != want {
+			return &ParamsMismatchError{Proof: name, Got: len(pk.VK.IC), Want: want}
+		}
+		return nil
+	}
+}
+
+// WriteFilecoinParams writes pk as base.params and its verifying key as base.vk in dir (each
+// through a temporary file renamed into place), with base.meta holding sectorSize as the
+// published .meta files do.
+func WriteFilecoinParams(dir, base string, sectorSize uint64, pk *groth16.Parameters) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	write := func(name string, fill func(w *bufio.Writer) error) error {
+		final := filepath.Join(dir, name)
+		tmp := final + ".tmp"
+		f, err := os.Create(tmp)
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriterSize(f, 1<<20)
+		err = fill(w)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return fmt.Errorf("writing %s: %w", final, err)
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("writing %s: %w", final, err)
+		}
+		return os.Rename(tmp, final)
+	}
+	if err := write(base+".params", func(w *bufio.Writer) error { _, err := pk.WriteTo(w); return err }); err != nil {
+		return err
+	}
+	if err := write(base+".vk", func(w *bufio.Writer) error { _, err := pk.VK.WriteTo(w); return err }); err != nil {
+		return err
+	}
+	return write(base+".meta", func(w *bufio.Writer) error {
+		_, err := fmt.Fprintf(w, "{\n  \"sector_size\": %d\n}", sectorSize)
+		return err
+	})
 }

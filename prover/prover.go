@@ -50,7 +50,11 @@ type Request struct {
 	TestSeed        uint64
 
 	// Filecoin inputs. PoRep C2 (KindPoRepC2) uses RegisteredProof, MinerID, SectorNumber and
-	// Phase1Out (the bare C1 output JSON); the others are kept for the circuits to come.
+	// Phase1Out (the bare C1 output JSON). PoSt (KindWinningPoSt, KindWindowPoSt) uses
+	// RegisteredProof (abi.RegisteredPoStProof), MinerID, Randomness (with [31] &= 0x3f applied),
+	// VanillaProofs and, for WindowPoSt, PartitionIndex. SnapDeals (KindSnapProve) uses
+	// RegisteredProof (abi.RegisteredUpdateProof), the raw 32-byte CommROld, CommDNew, CommRNew
+	// and one VanillaProofs entry per partition, in partition order.
 	RegisteredProof int64
 	MinerID         uint64
 	SectorNumber    uint64
@@ -125,12 +129,8 @@ func (p *Pipeline) Supports(kind Kind) error {
 	switch kind {
 	case KindTest:
 		return nil
-	case KindPoRepC2:
+	case KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve:
 		return nil
-	case KindWinningPoSt, KindWindowPoSt:
-		return &UnsupportedError{Kind: kind, Reason: "the PoSt (FallbackPoSt) circuit is not implemented in this build"}
-	case KindSnapProve:
-		return &UnsupportedError{Kind: kind, Reason: "the SnapDeals (EmptySectorUpdate) circuit is not implemented in this build"}
 	}
 	return fmt.Errorf("unknown proof kind %q", kind)
 }
@@ -161,8 +161,13 @@ func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, 
 	if err := p.Supports(req.Kind); err != nil {
 		return nil, nil, nil, err
 	}
-	if req.Kind == KindPoRepC2 {
+	switch req.Kind {
+	case KindPoRepC2:
 		return p.planPoRep(ctx, req)
+	case KindWinningPoSt, KindWindowPoSt:
+		return p.planPoSt(ctx, req)
+	case KindSnapProve:
+		return p.planUpdate(ctx, req)
 	}
 	pk, parts, err := p.planTest(ctx, req)
 	if err != nil {

@@ -82,12 +82,10 @@ func TestSelfCheckRejectsBadProof(t *testing.T) {
 	}
 }
 
-func TestFilecoinKindsUnsupported(t *testing.T) {
+func TestFilecoinKindsSupported(t *testing.T) {
 	p := New(CPUBackend{}, NewParamCache(""))
-	for _, k := range []Kind{KindWinningPoSt, KindWindowPoSt, KindSnapProve} {
-		_, err := p.Prove(context.Background(), Request{Kind: k}, nil)
-		var u *UnsupportedError
-		if !errors.As(err, &u) || u.Kind != k {
+	for _, k := range []Kind{KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve} {
+		if err := p.Supports(k); err != nil {
 			t.Errorf("%s: %v", k, err)
 		}
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package prover
+
+const raceEnabled = false
