@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
-	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
 )
 
@@ -29,6 +28,9 @@ var paramDirFlag = &cli.StringFlag{
 }
 
 var proofFlagUsage = "seal proof type: a name (StackedDrg2KiBV1_1), its number (5) or a sector size (2KiB, 32GiB)"
+
+var circuitFlagUsage = proofFlagUsage + "; a PoSt proof type name (StackedDrgWinning2KiBV1, StackedDrgWindow32GiBV1_1); " +
+	"or a SnapDeals circuit (UpdateStackedDrg2KiBV1, UpdatePoseidonStackedDrg32GiBV1)"
 
 // parseSealProof accepts a proof type name, its abi number, or a sector size label (the V1_1
 // type of that size: all interactive, synthetic and NI types of one size share its circuit).
@@ -92,13 +94,13 @@ func paramsCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:  "gen",
-				Usage: "generate INSECURE devnet parameters for a seal proof type (devnets and tests only)",
-				Description: "Runs a Groth16 setup of the PoRep partition circuit from a public seed and writes the .params,\n" +
+				Usage: "generate INSECURE devnet parameters for a PoRep, PoSt or SnapDeals proof type (devnets and tests only)",
+				Description: "Runs a Groth16 setup of the proof type's (partition) circuit from a public seed and writes the .params,\n" +
 					".vk and .meta files under Filecoin's file names into the parameter directory. Anyone who knows\n" +
 					"the seed can forge proofs with them: they are for devnets and tests only, never for mainnet or\n" +
 					"calibnet, whose chains verify with the published parameters of Filecoin's trusted setup.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "proof", Required: true, Usage: proofFlagUsage},
+					&cli.StringFlag{Name: "proof", Required: true, Usage: circuitFlagUsage},
 					paramDirFlag,
 					&cli.StringFlag{Name: "seed", Value: DevnetSealParamSeed, Usage: "setup seed (public: the parameters are insecure whatever it is)"},
 					&cli.BoolFlag{Name: "force", Usage: "overwrite existing parameter files"},
@@ -109,9 +111,9 @@ func paramsCommand() *cli.Command {
 			},
 			{
 				Name:  "check",
-				Usage: "verify the parameter directory's PoRep files against the published parameters.json digests",
+				Usage: "verify the parameter directory's files against the published parameters.json digests (PoRep; PoSt and SnapDeals files are listed as present, unverified)",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "proof", Usage: proofFlagUsage + " (default: every circuit; absent files are listed, not errors)"},
+					&cli.StringFlag{Name: "proof", Usage: circuitFlagUsage + " (default: every circuit; absent files are listed, not errors)"},
 					paramDirFlag,
 					jsonFlag,
 				},
@@ -122,7 +124,7 @@ func paramsCommand() *cli.Command {
 }
 
 func paramsGen(c *cli.Context) error {
-	p, err := parseSealProof(c.String("proof"))
+	p, err := parseCircuit(c.String("proof"))
 	if err != nil {
 		return err
 	}
@@ -130,10 +132,10 @@ func paramsGen(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, p.ParamsFile())
+	path := filepath.Join(dir, p.Base+".params")
 	if c.Bool("if-missing") && !c.Bool("force") {
 		complete := true
-		for _, f := range []string{p.ParamsFile(), p.VKFile(), p.MetaFile()} {
+		for _, f := range []string{p.Base + ".params", p.Base + ".vk", p.Base + ".meta"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 				complete = false
 			}
@@ -158,7 +160,7 @@ func paramsGen(c *cli.Context) error {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Fprintf(c.App.ErrWriter, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
-	fmt.Fprintf(c.App.ErrWriter, "setup of the %s partition circuit…\n", p.Name)
+	fmt.Fprintf(c.App.ErrWriter, "setup of the %s %s circuit…\n", p.Name, p.Family)
 	t0 := time.Now()
 	// The setup's batch multiplications do not watch the context, so an interrupt returns here at
 	// once instead of after them; nothing has been written yet.
@@ -168,7 +170,7 @@ func paramsGen(c *cli.Context) error {
 	}
 	done := make(chan result, 1)
 	go func() {
-		pk, err := seal.GenerateParams(c.Context, p, []byte(c.String("seed")))
+		pk, err := p.setup(c.Context, []byte(c.String("seed")))
 		done <- result{pk, err}
 	}()
 	var pk *groth16.Parameters
@@ -182,13 +184,10 @@ func paramsGen(c *cli.Context) error {
 		return fmt.Errorf("setup of %s interrupted; nothing written: %w", p.Name, c.Context.Err())
 	}
 	setup := time.Since(t0)
-	if err := seal.CheckParams(c.Context, p, pk); err != nil {
-		return fmt.Errorf("generated parameters do not fit the circuit: %w", err)
-	}
-	if err := seal.WriteParams(dir, p, pk); err != nil {
+	if err := p.write(c.Context, dir, pk); err != nil {
 		return fmt.Errorf("writing parameters into %s: %w", dir, err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (.params, .vk, .meta) in %s; setup took %s\n", filepath.Join(dir, p.CacheID()), dir, setup.Round(time.Millisecond))
+	fmt.Fprintf(c.App.Writer, "wrote %s (.params, .vk, .meta) in %s; setup took %s\n", filepath.Join(dir, p.Base), dir, setup.Round(time.Millisecond))
 	return nil
 }
 
@@ -196,7 +195,7 @@ func paramsGen(c *cli.Context) error {
 type paramCheck struct {
 	Proof  string `json:"proof"`
 	File   string `json:"file"`
-	Status string `json:"status"` // ok, missing, mismatch, error
+	Status string `json:"status"` // ok, missing, mismatch, error, present (no published digest to check)
 	Detail string `json:"detail,omitempty"`
 }
 
@@ -205,20 +204,20 @@ func paramsCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	circuits := distinctCircuits()
+	circuits := filCircuits()
 	explicit := c.String("proof") != ""
 	if explicit {
-		p, err := parseSealProof(c.String("proof"))
+		p, err := parseCircuit(c.String("proof"))
 		if err != nil {
 			return err
 		}
-		circuits = []*prooftypes.SealProof{p}
+		circuits = []filCircuit{p}
 	}
 	var out []paramCheck
 	bad, missing := 0, 0
 	for _, p := range circuits {
-		for _, name := range []string{p.VKFile(), p.ParamsFile()} {
-			r := paramCheck{Proof: prooftypes.SectorSizeLabel(p.SectorSize), File: name}
+		for _, name := range []string{p.Base + ".vk", p.Base + ".params"} {
+			r := paramCheck{Proof: p.Label, File: name}
 			_, statErr := os.Stat(filepath.Join(dir, name))
 			switch {
 			case errors.Is(statErr, fs.ErrNotExist):
@@ -229,6 +228,9 @@ func paramsCheck(c *cli.Context) error {
 			case statErr != nil:
 				r.Status, r.Detail = "error", statErr.Error()
 				bad++
+			case p.Seal == nil:
+				// This build carries the published digests of the PoRep files only.
+				r.Status, r.Detail = "present", "unverified: no published digest for "+p.Family+" files in this build"
 			default:
 				if err := checkPublishedFile(dir, name); err != nil {
 					var dm *prooftypes.DigestMismatchError

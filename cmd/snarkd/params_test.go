@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/urfave/cli/v2"
 
+	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/update"
+	"github.com/snarkd/snarkd/prover"
 )
 
 func TestParseSealProof(t *testing.T) {
@@ -83,5 +87,79 @@ func TestParamsCheckCommand(t *testing.T) {
 	out, err = run("params", "check", "--dir", dir)
 	if err == nil || !strings.Contains(out, "mismatch 2KiB") || !strings.Contains(out, "published "+prooftypes.PublishedFiles[p.VKFile()].Digest) {
 		t.Fatalf("wrong vk: %v\n%s", err, out)
+	}
+}
+
+func TestParseCircuit(t *testing.T) {
+	for _, tc := range []struct{ in, name, family string }{
+		{"2KiB", "StackedDrg2KiBV1_1", "PoRep"},
+		{"StackedDrgWinning2KiBV1", "StackedDrgWinning2KiBV1", "PoSt"},
+		{"stackeddrgwindow32gibv1_1", "StackedDrgWindow32GiBV1_1", "PoSt"},
+		{"UpdateStackedDrg2KiBV1", "UpdateStackedDrg2KiBV1", "SnapDeals"},
+		{"UpdatePoseidonStackedDrg32GiBV1", "UpdatePoseidonStackedDrg32GiBV1", "SnapDeals"},
+	} {
+		f, err := parseCircuit(tc.in)
+		if err != nil || f.Name != tc.name || f.Family != tc.family {
+			t.Errorf("%s: %+v %v", tc.in, f, err)
+		}
+	}
+	if _, err := parseCircuit("UpdateStackedDrg3KiBV1"); err == nil || !strings.Contains(err.Error(), "unknown proof type") {
+		t.Errorf("unknown name: %v", err)
+	}
+	// The name in the prover's missing-parameters hint is one params gen accepts.
+	up, _ := update.ForProof(abi.RegisteredUpdateProof_StackedDrg2KiBV1)
+	if f, err := parseCircuit(prover.UpdateProofName(abi.RegisteredUpdateProof_StackedDrg2KiBV1)); err != nil || f.Base != up.ParamFile() {
+		t.Errorf("prover's update name: %+v %v", f, err)
+	}
+}
+
+// TestFilCircuits: one row per parameter file, covering every PoSt and SnapDeals file.
+func TestFilCircuits(t *testing.T) {
+	files := map[string]bool{}
+	for _, f := range filCircuits() {
+		if files[f.Base] {
+			t.Errorf("%s listed twice", f.Base)
+		}
+		files[f.Base] = true
+	}
+	for _, p := range post.All() {
+		if !files[p.ParamFile()] {
+			t.Errorf("%s: its circuit is not listed", p.Name)
+		}
+	}
+	for _, ps := range update.All() {
+		if !files[ps.ParamFile()] {
+			t.Errorf("%s: its circuit is not listed", updateName(ps))
+		}
+	}
+}
+
+// TestParamsGenPoSt: `params gen` writes WindowPoSt 2KiB parameters the prover's parameter
+// cache loads, and `params check` lists them as present but unverified.
+func TestParamsGenPoSt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Groth16 setup in -short")
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &out
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	if err := app.Run([]string{"snarkd", "--repo", t.TempDir(), "params", "gen", "--dir", dir, "--proof", "StackedDrgWindow2KiBV1_1"}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	p, _ := post.Lookup(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
+	if _, err := prover.NewParamCache("").WithFilecoinDir(dir).PoSt(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	app = newApp()
+	app.Writer, app.ErrWriter = &out, &out
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	if err := app.Run([]string{"snarkd", "--repo", t.TempDir(), "params", "check", "--dir", dir, "--proof", "StackedDrgWindow2KiBV1"}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "present  StackedDrgWindow2KiBV1 "+p.ParamFile()+".params: unverified") {
+		t.Fatalf("params check:\n%s", out.String())
 	}
 }
