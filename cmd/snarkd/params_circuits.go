@@ -23,6 +23,7 @@ type filCircuit struct {
 	SectorSize uint64
 	Seal       *prooftypes.SealProof // PoRep only
 	Blank      func() cs.Circuit     // PoSt and SnapDeals
+	PoSt       *post.Proof           // PoSt only
 	Family     string
 }
 
@@ -32,7 +33,7 @@ func sealCircuit(p *prooftypes.SealProof) filCircuit {
 
 func postCircuit(p *post.Proof) filCircuit {
 	return filCircuit{Name: p.Name, Label: p.Name, Base: p.ParamFile(), SectorSize: p.SectorSize,
-		Blank: func() cs.Circuit { return p.Blank() }, Family: "PoSt"}
+		Blank: func() cs.Circuit { return p.Blank() }, PoSt: p, Family: "PoSt"}
 }
 
 func updateName(ps *update.Params) string {
