@@ -223,12 +223,28 @@ func SetupR1CS(ctx context.Context, r1cs *cs.R1CS, t *Toxic) (*Parameters, error
 	p.VK.Gamma2 = mul2(&t.Gamma)
 	p.VK.Delta1 = mul1(&t.Delta)
 	p.VK.Delta2 = mul2(&t.Delta)
-	p.VK.IC = batchG1(&g1, lc[:ni])
-	p.L = batchG1(&g1, lc[ni:])
-	p.A = batchG1(&g1, aScalars)
-	p.BG1 = batchG1(&g1, bScalars)
-	p.BG2 = batchG2(&g2, bScalars)
-	p.H = batchG1(&g1, hScalars)
+	// One G1 table serves all five G1 vectors, sized for their total.
+	nG1 := len(lc) + len(aScalars) + len(bScalars) + len(hScalars)
+	t1, err := newG1FixedBase(ctx, &g1, fbWindow(nG1, bls.SizeOfG1AffineUncompressed))
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range []struct {
+		dst *[]bls.G1Affine
+		s   []fr.Element
+	}{{&p.VK.IC, lc[:ni]}, {&p.L, lc[ni:]}, {&p.A, aScalars}, {&p.BG1, bScalars}, {&p.H, hScalars}} {
+		if *v.dst, err = t1.mul(ctx, v.s); err != nil {
+			return nil, err
+		}
+	}
+	t1 = nil // release the table before the G2 one is built
+	t2, err := newG2FixedBase(ctx, &g2, fbWindow(len(bScalars), bls.SizeOfG2AffineUncompressed))
+	if err != nil {
+		return nil, err
+	}
+	if p.BG2, err = t2.mul(ctx, bScalars); err != nil {
+		return nil, err
+	}
 
 	for _, s := range []struct {
 		name string
@@ -241,18 +257,4 @@ func SetupR1CS(ctx context.Context, r1cs *cs.R1CS, t *Toxic) (*Parameters, error
 		}
 	}
 	return p, nil
-}
-
-func batchG1(g *bls.G1Affine, s []fr.Element) []bls.G1Affine {
-	if len(s) == 0 {
-		return []bls.G1Affine{}
-	}
-	return bls.BatchScalarMultiplicationG1(g, s)
-}
-
-func batchG2(g *bls.G2Affine, s []fr.Element) []bls.G2Affine {
-	if len(s) == 0 {
-		return []bls.G2Affine{}
-	}
-	return bls.BatchScalarMultiplicationG2(g, s)
 }
