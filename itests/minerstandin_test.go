@@ -15,6 +15,7 @@ import (
 
 	"github.com/filecoin-project/go-jsonrpc"
 	gjauth "github.com/filecoin-project/go-jsonrpc/auth"
+	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/google/uuid"
 
 	"github.com/snarkd/snarkd/plugin/auth"
@@ -43,6 +44,11 @@ type standIn struct {
 	returns   []recordedReturn
 	attempts  int
 	retCh     chan recordedReturn
+
+	// storage answers StorageFindSector and remote serves /remote/ (a storage node on the
+	// miner's address, as lotus-miner serves its own paths); both are optional.
+	storage func(abi.SectorID, rpcapi.SectorFileType) ([]rpcapi.SectorStorageInfo, error)
+	remote  http.Handler
 }
 
 type connectedWorker struct {
@@ -87,7 +93,19 @@ func (m *standIn) start() {
 	h := &gjauth.Handler{Verify: func(_ context.Context, tok string) ([]rpcapi.Permission, error) {
 		return m.secret.Verify(tok)
 	}, Next: m.capture(rpc).ServeHTTP}
-	m.srv = &http.Server{Handler: h}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("/remote/", func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		remote := m.remote
+		m.mu.Unlock()
+		if remote == nil {
+			http.NotFound(w, r)
+			return
+		}
+		remote.ServeHTTP(w, r)
+	})
+	m.srv = &http.Server{Handler: mux}
 	go func() { _ = m.srv.Serve(ln) }()
 }
 
@@ -281,4 +299,14 @@ func (a *minerAPI) ReturnSealCommit2(ctx context.Context, call rpcapi.CallID, pr
 
 func (a *minerAPI) ReturnProveReplicaUpdate2(ctx context.Context, call rpcapi.CallID, proof rpcapi.ReplicaUpdateProof, cerr *rpcapi.CallError) error {
 	return a.ret(ctx, "Filecoin.ReturnProveReplicaUpdate2", call, proof, cerr)
+}
+
+func (a *minerAPI) StorageFindSector(_ context.Context, sector abi.SectorID, ft rpcapi.SectorFileType, _ abi.SectorSize, _ bool) ([]rpcapi.SectorStorageInfo, error) {
+	a.m.mu.Lock()
+	find := a.m.storage
+	a.m.mu.Unlock()
+	if find == nil {
+		return nil, errors.New("stand-in miner has no storage")
+	}
+	return find(sector, ft)
 }

@@ -173,3 +173,47 @@ type WindowPoStResult struct {
 	PoStProofs proof.PoStProof
 	Skipped    []abi.SectorID
 }
+
+// SectorFileType is a bit set of sector file kinds (storiface.SectorFileType), a JSON number.
+type SectorFileType int
+
+// Sector file types with Lotus's bit values.
+const (
+	FTUnsealed SectorFileType = 1 << iota
+	FTSealed
+	FTCache
+	FTUpdate
+	FTUpdateCache
+)
+
+// StorageID names a storage path in the miner's index (storiface.ID, a UUID string).
+type StorageID string
+
+// SectorStorageInfo is one storage path holding a sector's files, as StorageFindSector answers
+// it (storiface.SectorStorageInfo). BaseURLs are the /remote endpoints of the nodes serving the
+// path; vanilla proofs are read from BaseURL + "/vanilla/single".
+type SectorStorageInfo struct {
+	ID       StorageID
+	URLs     []string
+	BaseURLs []string
+	Weight   uint64
+
+	CanSeal  bool
+	CanStore bool
+
+	Primary bool
+
+	AllowTypes  []string
+	DenyTypes   []string
+	AllowMiners []string
+	DenyMiners  []string
+}
+
+// SingleVanillaParams is the JSON body of POST {BaseURL}/vanilla/single, the request for one
+// sector's PoSt vanilla proof (lotus storage/paths SingleVanillaParams). The answer is the
+// bincode vanilla proof as the body of a 200 response.
+type SingleVanillaParams struct {
+	Miner     abi.ActorID
+	Sector    PostSectorChallenge
+	ProofType abi.RegisteredPoStProof
+}

@@ -5,13 +5,16 @@ import (
 	"net/http"
 
 	"github.com/filecoin-project/go-jsonrpc"
+	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/google/uuid"
 )
 
 // MinerNamespace is the lotus-miner API namespace.
 const MinerNamespace = "Filecoin"
 
-// Miner is the subset of lotus-miner's StorageMiner API a C2/PRU2 worker calls back.
+// Miner is the subset of lotus-miner's StorageMiner API a worker calls back: registration and
+// token checks, the Return* callbacks of C2/PRU2, and the storage index a PoSt worker reads
+// vanilla proofs through.
 type Miner interface {
 	// Version reports the miner's API version; a worker requires 1.5.x.
 	Version(ctx context.Context) (MinerVersion, error) //perm:read
@@ -25,6 +28,10 @@ type Miner interface {
 	ReturnSealCommit2(ctx context.Context, callID CallID, proof Proof, err *CallError) error //perm:admin
 	// ReturnProveReplicaUpdate2 delivers a SnapDeals proof, or a CallError.
 	ReturnProveReplicaUpdate2(ctx context.Context, callID CallID, proof ReplicaUpdateProof, err *CallError) error //perm:admin
+	// StorageFindSector lists the storage paths holding a sector's files of types ft, with the
+	// URLs of the nodes serving them; ssize and allowFetch only matter when fetching is allowed
+	// (a PoSt worker passes 0 and false).
+	StorageFindSector(ctx context.Context, sector abi.SectorID, ft SectorFileType, ssize abi.SectorSize, allowFetch bool) ([]SectorStorageInfo, error) //perm:admin
 }
 
 // NewMinerClient connects to a lotus-miner API at addr (http://host:port/rpc/v0).

@@ -343,12 +343,13 @@ type MinerStruct struct {
 
 // MinerMethods holds MinerStruct's function fields.
 type MinerMethods struct {
-	Version                   func(ctx context.Context) (MinerVersion, error)                                          `perm:"read"`
-	Session                   func(ctx context.Context) (uuid.UUID, error)                                             `perm:"read"`
-	WorkerConnect             func(ctx context.Context, url string) error                                              `perm:"admin"`
-	AuthVerify                func(ctx context.Context, token string) ([]Permission, error)                            `perm:"read"`
-	ReturnSealCommit2         func(ctx context.Context, callID CallID, proof Proof, err *CallError) error              `perm:"admin"`
-	ReturnProveReplicaUpdate2 func(ctx context.Context, callID CallID, proof ReplicaUpdateProof, err *CallError) error `perm:"admin"`
+	Version                   func(ctx context.Context) (MinerVersion, error)                                                                                       `perm:"read"`
+	Session                   func(ctx context.Context) (uuid.UUID, error)                                                                                          `perm:"read"`
+	WorkerConnect             func(ctx context.Context, url string) error                                                                                           `perm:"admin"`
+	AuthVerify                func(ctx context.Context, token string) ([]Permission, error)                                                                         `perm:"read"`
+	ReturnSealCommit2         func(ctx context.Context, callID CallID, proof Proof, err *CallError) error                                                           `perm:"admin"`
+	ReturnProveReplicaUpdate2 func(ctx context.Context, callID CallID, proof ReplicaUpdateProof, err *CallError) error                                              `perm:"admin"`
+	StorageFindSector         func(ctx context.Context, sector abi.SectorID, ft SectorFileType, ssize abi.SectorSize, allowFetch bool) ([]SectorStorageInfo, error) `perm:"admin"`
 }
 
 // Version calls Miner.Version.
@@ -379,6 +380,11 @@ func (s *MinerStruct) ReturnSealCommit2(ctx context.Context, callID CallID, proo
 // ReturnProveReplicaUpdate2 calls Miner.ReturnProveReplicaUpdate2.
 func (s *MinerStruct) ReturnProveReplicaUpdate2(ctx context.Context, callID CallID, proof ReplicaUpdateProof, err *CallError) error {
 	return s.Internal.ReturnProveReplicaUpdate2(ctx, callID, proof, err)
+}
+
+// StorageFindSector calls Miner.StorageFindSector.
+func (s *MinerStruct) StorageFindSector(ctx context.Context, sector abi.SectorID, ft SectorFileType, ssize abi.SectorSize, allowFetch bool) ([]SectorStorageInfo, error) {
+	return s.Internal.StorageFindSector(ctx, sector, ft, ssize, allowFetch)
 }
 
 var _ Miner = (*MinerStruct)(nil)

@@ -65,9 +65,15 @@ type Worker interface {
 	// DownloadSectorData needs sector storage; not supported.
 	DownloadSectorData(ctx context.Context, sector SectorRef, finalized bool, src json.RawMessage) (CallID, error) //perm:admin
 
-	// GenerateWinningPoSt needs vanilla proofs from storage; not supported.
+	// GenerateWinningPoSt proves a WinningPoSt on a worker in winningpost mode: it reads each
+	// sector's vanilla proof from the miner's storage (StorageFindSector, then
+	// POST {BaseURL}/vanilla/single) and answers with the proof; a sector that cannot be read
+	// fails the call.
 	GenerateWinningPoSt(ctx context.Context, ppt abi.RegisteredPoStProof, mid abi.ActorID, sectors []PostSectorChallenge, randomness abi.PoStRandomness) ([]proof.PoStProof, error) //perm:admin
-	// GenerateWindowPoSt needs vanilla proofs from storage; not supported.
+	// GenerateWindowPoSt proves one WindowPoSt partition on a worker in windowpost mode, reading
+	// vanilla proofs as GenerateWinningPoSt does. Sectors that cannot be read are answered in
+	// Skipped, without a proof and without an error, as lotus-worker does; the miner retries
+	// without them.
 	GenerateWindowPoSt(ctx context.Context, ppt abi.RegisteredPoStProof, mid abi.ActorID, sectors []PostSectorChallenge, partitionIdx int, randomness abi.PoStRandomness) (WindowPoStResult, error) //perm:admin
 
 	// TaskDisable stops advertising a task type.

@@ -23,7 +23,7 @@ import (
 // apis are the interfaces to generate, in document order.
 var apis = []struct{ Name, Namespace, Intro string }{
 	{"Prover", "Prover", "snarkd's native proving API."},
-	{"Worker", "Filecoin", "The Lotus worker API v1.7.0 subset a lotus-miner uses for C2 and PRU2 (`WorkerConnect` it like a `lotus-worker`)."},
+	{"Worker", "Filecoin", "The Lotus worker API v1.7.0 subset a lotus-miner uses for C2, PRU2 and PoSt (`WorkerConnect` it like a `lotus-worker`)."},
 	{"Miner", "Filecoin", "The lotus-miner methods snarkd calls back (client side only; snarkd does not serve these)."},
 }
 

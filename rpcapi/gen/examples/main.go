@@ -48,6 +48,8 @@ func init() {
 	add(rpcapi.Priority(rpcapi.PrioritySeal))
 	add(rpcapi.APIVersion(rpcapi.WorkerAPIVersion0))
 	add(rpcapi.ErrorCode(rpcapi.ErrUnknown))
+	add(rpcapi.SectorFileType(rpcapi.FTSealed | rpcapi.FTCache))
+	add(rpcapi.StorageID("76f1988b-ef30-4d7e-b3ec-9a627f4ba5a8"))
 	add(abi.RegisteredSealProof(8))
 	add(abi.RegisteredPoStProof(13))
 	add(abi.RegisteredUpdateProof(3))
