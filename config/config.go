@@ -76,7 +76,21 @@ type Lotus struct {
 	ReturnRetryMax Duration `toml:"ReturnRetryMax" env:"SNARKD_LOTUS_RETURN_RETRY_MAX"`
 	// AuthCacheTTL is how long the miner's AuthVerify answer for a token is trusted.
 	AuthCacheTTL Duration `toml:"AuthCacheTTL" env:"SNARKD_LOTUS_AUTH_CACHE_TTL"`
+	// WorkerMode is what the worker does for the miner: "seal" (C2 and PRU2), "windowpost" or
+	// "winningpost" (a PoSt worker, which Lotus keeps apart from sealing).
+	WorkerMode string `toml:"WorkerMode" env:"SNARKD_LOTUS_WORKER_MODE"`
+	// PoStParallelReads bounds the vanilla proofs a PoSt worker reads from storage at once.
+	PoStParallelReads int `toml:"PoStParallelReads" env:"SNARKD_LOTUS_POST_PARALLEL_READS"`
+	// PoStReadTimeout bounds reading one sector's vanilla proof; 0 means no limit.
+	PoStReadTimeout Duration `toml:"PoStReadTimeout" env:"SNARKD_LOTUS_POST_READ_TIMEOUT"`
 }
+
+// Lotus worker modes (Lotus.WorkerMode).
+const (
+	WorkerModeSeal        = "seal"
+	WorkerModeWindowPoSt  = "windowpost"
+	WorkerModeWinningPoSt = "winningpost"
+)
 
 // API configures the JSON-RPC endpoint.
 type API struct {
@@ -119,6 +133,9 @@ func Default() Config {
 			ReturnRetryMin: Duration(time.Second),
 			ReturnRetryMax: Duration(30 * time.Second),
 			AuthCacheTTL:   Duration(5 * time.Minute),
+
+			WorkerMode:        WorkerModeSeal,
+			PoStParallelReads: 32,
 		},
 		Cuzk: Cuzk{MaxMessageBytes: MinCuzkMessageBytes},
 	}
@@ -202,6 +219,17 @@ func (c Config) Validate() error {
 	}
 	if c.Lotus.ReturnRetryMax < c.Lotus.ReturnRetryMin {
 		return fmt.Errorf("Lotus.ReturnRetryMax %s is below Lotus.ReturnRetryMin %s", c.Lotus.ReturnRetryMax, c.Lotus.ReturnRetryMin)
+	}
+	switch c.Lotus.WorkerMode {
+	case WorkerModeSeal, WorkerModeWindowPoSt, WorkerModeWinningPoSt:
+	default:
+		return fmt.Errorf("Lotus.WorkerMode %q: want %s, %s or %s", c.Lotus.WorkerMode, WorkerModeSeal, WorkerModeWindowPoSt, WorkerModeWinningPoSt)
+	}
+	if c.Lotus.PoStParallelReads < 1 || c.Lotus.PoStParallelReads > 4096 {
+		return fmt.Errorf("Lotus.PoStParallelReads %d: want 1..4096", c.Lotus.PoStParallelReads)
+	}
+	if c.Lotus.PoStReadTimeout < 0 {
+		return fmt.Errorf("Lotus.PoStReadTimeout %s: must not be negative (0 means no limit)", c.Lotus.PoStReadTimeout)
 	}
 	return c.Cuzk.Validate()
 }

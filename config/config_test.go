@@ -64,6 +64,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad level", "", []string{"SNARKD_LOG_LEVEL=loud"}, "Log.Level"},
 		{"bad format", "[Log]\nFormat = \"xml\"\n", nil, "Log.Format"},
 		{"bad backend", "", []string{"SNARKD_PROVER_BACKEND=tpu"}, "Prover.Backend"},
+		{"bad worker mode", "[Lotus]\nWorkerMode = \"post\"\n", nil, "Lotus.WorkerMode"},
+		{"no parallel reads", "", []string{"SNARKD_LOTUS_POST_PARALLEL_READS=0"}, "Lotus.PoStParallelReads"},
+		{"negative read timeout", "", []string{"SNARKD_LOTUS_POST_READ_TIMEOUT=-1s"}, "Lotus.PoStReadTimeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := t.TempDir()
