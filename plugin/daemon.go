@@ -110,6 +110,16 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	}
 	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
+	if mode := lotus.Mode(cfg.Lotus.WorkerMode); mode != lotus.ModeSeal {
+		vf := lotus.NewVanillaFetcher(d.attacher.Storage, cfg.Lotus.PoStParallelReads, cfg.Lotus.PoStReadTimeout.D(), nil)
+		if err := d.worker.SetMode(mode, vf); err != nil {
+			cancel()
+			m.Close()
+			j.Close()
+			return nil, err
+		}
+		log.Infow("Lotus PoSt worker: advertising only its PoSt task type", "mode", mode)
+	}
 	d.deliverer = lotus.NewDeliverer(m, d.attacher.Miner, name, cfg.Lotus.ReturnRetryMin.D(), cfg.Lotus.ReturnRetryMax.D())
 	m.OnFinal(d.deliverer.OnFinal)
 	devices := opts.Devices

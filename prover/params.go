@@ -22,31 +22,66 @@ import (
 // can forge test proofs. Only the "test" kind uses them.
 var DevnetParamSeed = []byte("snarkd devnet test-circuit parameters v1")
 
-// ParamCache loads proving parameters once and keeps them in memory: Filecoin circuits' from
-// the Filecoin parameter directory (WithFilecoinDir), and the test circuit's devnet parameters,
-// which are generated at first use and written to dir so that later starts load them.
+// ParamCache loads proving parameters at first use and keeps them in memory: Filecoin
+// circuits' from the Filecoin parameter directory (WithFilecoinDir), and the test circuit's
+// devnet parameters, which are generated at first use and written to dir so that later starts
+// load them. Preload loads a set ahead of its first proof and Evict drops one; with a memory
+// limit (WithMemoryLimit) the least recently used sets that no proof holds are dropped when a
+// load would exceed it. A proof holds the parameters it got for as long as it runs, whatever
+// the cache does meanwhile; the next proof loads them again.
 type ParamCache struct {
 	dir string
 
 	mu      sync.Mutex
 	filDir  string
+	limit   uint64
 	entries map[string]*paramEntry
+	clock   uint64 // LRU clock: bumped on every use
+	// overLimit is set while the cache holds more than limit because nothing could be dropped;
+	// it keeps the warning to one per episode.
+	overLimit bool
 }
 
+// paramEntry is one parameter set, loading or loaded. Fields other than done, name and meta
+// are guarded by the cache's mu; sp and err are set before done is closed.
 type paramEntry struct {
-	once  sync.Once
-	pk    *groth16.Parameters
-	seal  *SealParams
-	err   error
-	bytes uint64
-	ready bool
+	name string
+	meta ParamMeta
+	done chan struct{}
+
+	sp       *SealParams
+	err      error
+	bytes    uint64 // in-memory size once ready; the file's size while loading
+	ready    bool
+	loadTime time.Duration
+	loadedAt time.Time
+	lastUse  uint64
+	refs     int
+}
+
+// ParamMeta says which circuit a parameter set proves.
+type ParamMeta struct {
+	Kind Kind
+	// SectorSize is the Filecoin sector size in bytes (0 for the test circuit).
+	SectorSize uint64
+	// Proof names the proof type whose request loaded the set (StackedDrg32GiBV1_1, …; proof
+	// types of one circuit share a set).
+	Proof string
 }
 
 // ParamInfo describes one cached parameter set.
 type ParamInfo struct {
+	// Circuit is the set's name: its .params file name, or test-<constraints>-<seed>.
 	Circuit string
-	Bytes   uint64
-	Loaded  bool
+	ParamMeta
+	// Bytes is the in-memory size of the loaded parameters (while loading: the file's size).
+	Bytes  uint64
+	Loaded bool
+	// LoadTime is how long reading and checking the parameters took.
+	LoadTime time.Duration
+	LoadedAt time.Time
+	// Refs counts proofs in flight that hold the set (those run through WithUsage).
+	Refs int
 }
 
 // NewParamCache caches on disk under dir ("" keeps them in memory only).
@@ -54,29 +89,40 @@ func NewParamCache(dir string) *ParamCache {
 	return &ParamCache{dir: dir, entries: map[string]*paramEntry{}}
 }
 
+// WithMemoryLimit bounds the bytes of parameters the cache keeps (0: no limit) and returns c.
+// Before a load, and after one whose real size exceeds the file's, the least recently used
+// sets that no proof holds are dropped until the total fits. Sets in use are never dropped for
+// the limit, and a set larger than the limit is still loaded: a proof is never refused for it.
+func (c *ParamCache) WithMemoryLimit(limit uint64) *ParamCache {
+	c.mu.Lock()
+	c.limit = limit
+	c.fitLocked(nil)
+	c.mu.Unlock()
+	return c
+}
+
+// MemoryLimit is the limit set with WithMemoryLimit (0: none).
+func (c *ParamCache) MemoryLimit() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limit
+}
+
 // Test returns the devnet parameters of testcircuit.New(constraints, seed), generating and
 // caching them at first use.
 func (c *ParamCache) Test(ctx context.Context, constraints int, seed uint64) (*groth16.Parameters, error) {
 	name := fmt.Sprintf("test-%d-%d", constraints, seed)
-	c.mu.Lock()
-	e, ok := c.entries[name]
-	if !ok {
-		e = &paramEntry{}
-		c.entries[name] = e
-	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		e.pk, e.err = c.loadOrGenerate(ctx, name, constraints, seed)
-		c.mu.Lock()
-		if e.err == nil {
-			e.bytes, e.ready = uint64(e.pk.ParametersSize()), true
-		} else {
-			// Let a later request try again (for example after a cancelled generation).
-			delete(c.entries, name)
+	e, _, err := c.get(ctx, name, ParamMeta{Kind: KindTest, Proof: name}, "", func(ctx context.Context) (*SealParams, error) {
+		pk, err := c.loadOrGenerate(ctx, name, constraints, seed)
+		if err != nil {
+			return nil, err
 		}
-		c.mu.Unlock()
+		return &SealParams{PK: pk, VK: &pk.VK}, nil
 	})
-	return e.pk, e.err
+	if err != nil {
+		return nil, err
+	}
+	return e.sp.PK, nil
 }
 
 func (c *ParamCache) loadOrGenerate(ctx context.Context, name string, constraints int, seed uint64) (*groth16.Parameters, error) {
@@ -129,13 +175,14 @@ func writeParams(path string, pk *groth16.Parameters) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// Loaded lists the parameter sets in memory.
+// Loaded lists the parameter sets in memory or loading, by name.
 func (c *ParamCache) Loaded() []ParamInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []ParamInfo
+	out := make([]ParamInfo, 0, len(c.entries))
 	for name, e := range c.entries {
-		out = append(out, ParamInfo{Circuit: name, Bytes: e.bytes, Loaded: e.ready})
+		out = append(out, ParamInfo{Circuit: name, ParamMeta: e.meta, Bytes: e.bytes, Loaded: e.ready,
+			LoadTime: e.loadTime, LoadedAt: e.loadedAt, Refs: e.refs})
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Circuit < out[b].Circuit })
 	return out
@@ -183,27 +230,18 @@ func (c *ParamCache) FilecoinDir() string {
 // differs from the .params file's verifying key are refused. A failure is not cached, so a
 // file put in place later (say by `snarkd params gen`) is found by the next request.
 func (c *ParamCache) Seal(ctx context.Context, p *prooftypes.SealProof) (*SealParams, error) {
-	name := p.ParamsFile()
-	c.mu.Lock()
-	dir := c.filDir
-	e, ok := c.entries[name]
-	if !ok {
-		e = &paramEntry{}
-		c.entries[name] = e
+	e, _, err := c.seal(ctx, p)
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		e.seal, e.err = loadSealParams(ctx, dir, p)
-		c.mu.Lock()
-		if e.err == nil {
-			e.pk = e.seal.PK
-			e.bytes, e.ready = uint64(e.pk.ParametersSize()), true
-		} else {
-			delete(c.entries, name)
-		}
-		c.mu.Unlock()
+	return e.sp, nil
+}
+
+func (c *ParamCache) seal(ctx context.Context, p *prooftypes.SealProof) (*paramEntry, bool, error) {
+	meta := ParamMeta{Kind: KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
+	return c.get(ctx, p.ParamsFile(), meta, p.ParamsFile(), func(ctx context.Context) (*SealParams, error) {
+		return loadSealParams(ctx, c.FilecoinDir(), p)
 	})
-	return e.seal, e.err
 }
 
 func loadSealParams(ctx context.Context, dir string, p *prooftypes.SealProof) (*SealParams, error) {
@@ -250,27 +288,17 @@ func loadFilecoinParams(ctx context.Context, dir, name, base, family string, che
 // directory) of proof type name, loading them at first use and keeping them; check refuses
 // parameters of another circuit. A failure is not cached.
 func (c *ParamCache) Filecoin(ctx context.Context, name, base, family string, check func(context.Context, *groth16.Parameters) error) (*SealParams, error) {
-	key := base + ".params"
-	c.mu.Lock()
-	dir := c.filDir
-	e, ok := c.entries[key]
-	if !ok {
-		e = &paramEntry{}
-		c.entries[key] = e
+	e, _, err := c.filecoin(ctx, ParamMeta{Proof: name}, base, family, check)
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Unlock()
-	e.once.Do(func() {
-		e.seal, e.err = loadFilecoinParams(ctx, dir, name, base, family, check)
-		c.mu.Lock()
-		if e.err == nil {
-			e.pk = e.seal.PK
-			e.bytes, e.ready = uint64(e.pk.ParametersSize()), true
-		} else {
-			delete(c.entries, key)
-		}
-		c.mu.Unlock()
+	return e.sp, nil
+}
+
+func (c *ParamCache) filecoin(ctx context.Context, meta ParamMeta, base, family string, check func(context.Context, *groth16.Parameters) error) (*paramEntry, bool, error) {
+	return c.get(ctx, base+".params", meta, base+".params", func(ctx context.Context) (*SealParams, error) {
+		return loadFilecoinParams(ctx, c.FilecoinDir(), meta.Proof, base, family, check)
 	})
-	return e.seal, e.err
 }
 
 // ParamsMismatchError refuses parameters whose verifying key has another number of public

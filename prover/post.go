@@ -22,14 +22,21 @@ func synthesisWorkers() int { return runtime.GOMAXPROCS(0) }
 
 // PoStParams returns the parameters of a PoSt proof type from the Filecoin parameter directory.
 func (c *ParamCache) PoSt(ctx context.Context, p *post.Proof) (*SealParams, error) {
-	return c.Filecoin(ctx, p.Name, p.ParamFile(), "PoSt", checkInputs(p.Name, p.PublicInputs()))
+	e, _, err := c.post(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return e.sp, nil
 }
 
 // Update returns the parameters of a SnapDeals (EmptySectorUpdate) circuit from the Filecoin
 // parameter directory.
 func (c *ParamCache) Update(ctx context.Context, name string, ps *update.Params) (*SealParams, error) {
-	// k_and_h_select (h_select), comm_r_old, comm_d_new, comm_r_new, and ONE.
-	return c.Filecoin(ctx, name, ps.ParamFile(), "SnapDeals", checkInputs(name, 5))
+	e, _, err := c.update(ctx, name, ps)
+	if err != nil {
+		return nil, err
+	}
+	return e.sp, nil
 }
 
 // planPoSt decodes and verifies the vanilla proofs of a WinningPoSt or single-partition

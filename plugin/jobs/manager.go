@@ -672,13 +672,14 @@ func (m *Manager) pruneLoop() {
 	}
 }
 
-// prune drops final jobs finished before cutoff; Lotus results are kept until delivered.
+// prune drops final jobs finished before cutoff; Lotus results are kept until delivered
+// (synchronous Lotus calls, without a CallID, have nothing to deliver).
 func (m *Manager) prune(cutoff time.Time) {
 	m.mu.Lock()
 	var drop []*entry
 	for _, e := range m.jobs {
 		j := e.rec.Job
-		if j.State.Final() && j.Finished.Before(cutoff) && (j.Origin != rpcapi.OriginLotus || j.Delivered) {
+		if j.State.Final() && j.Finished.Before(cutoff) && (j.Origin != rpcapi.OriginLotus || j.Delivered || j.CallID == nil) {
 			drop = append(drop, e)
 		}
 	}

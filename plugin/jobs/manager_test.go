@@ -360,15 +360,21 @@ func TestPrune(t *testing.T) {
 	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
 	a, _ := m.Submit(testReq("a", 1), SubmitOpts{})
 	l, _ := m.Submit(testReq("l", 2), SubmitOpts{Origin: rpcapi.OriginLotus, CallID: &rpcapi.CallID{}})
-	for i := 0; i < 2; i++ {
+	// A synchronous Lotus call (PoSt) has no CallID: its answer went back on the call.
+	s, _ := m.Submit(testReq("s", 3), SubmitOpts{Origin: rpcapi.OriginLotus})
+	for i := 0; i < 3; i++ {
 		waitStart(t, g)
 		g.release <- struct{}{}
 	}
 	m.Await(context.Background(), a.JobID)
 	m.Await(context.Background(), l.JobID)
+	m.Await(context.Background(), s.JobID)
 	m.prune(time.Now().Add(time.Hour))
 	if _, err := m.Get(a.JobID); err == nil {
 		t.Fatal("final native job not pruned")
+	}
+	if _, err := m.Get(s.JobID); err == nil {
+		t.Fatal("final synchronous Lotus job not pruned")
 	}
 	if _, err := m.Get(l.JobID); err != nil {
 		t.Fatal("undelivered Lotus result pruned")
@@ -410,4 +416,125 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestRetryAfterFailure: the request ID of a failed or cancelled job is free again, so a
+// client's retry (Curio resends the same ID after a failure) is proved anew; the old job stays
+// readable by its job ID, and the binding survives a restart.
+func TestRetryAfterFailure(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// end brings job "r" (seed 1) to its final state.
+		end       func(t *testing.T, m *Manager, g *gateRunner, id rpcapi.JobID)
+		state     rpcapi.JobState
+		retrySeed uint64 // content of the retry: 1 is the same request
+	}{
+		{"failed, same content", func(t *testing.T, m *Manager, g *gateRunner, id rpcapi.JobID) {
+			waitStart(t, g)
+			g.release <- struct{}{}
+		}, rpcapi.JobFailed, 1},
+		{"failed, new content", func(t *testing.T, m *Manager, g *gateRunner, id rpcapi.JobID) {
+			waitStart(t, g)
+			g.release <- struct{}{}
+		}, rpcapi.JobFailed, 2},
+		{"cancelled while running", func(t *testing.T, m *Manager, g *gateRunner, id rpcapi.JobID) {
+			waitStart(t, g)
+			if running, err := m.Cancel(id); err != nil || !running {
+				t.Fatalf("Cancel = %v, %v", running, err)
+			}
+		}, rpcapi.JobCancelled, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "j.db")
+			g := newGateRunner()
+			g.fail[1] = errors.New("parameters for StackedDrgWinning2KiBV1 not found")
+			j, err := journal.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Open(j, g, Config{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := m.Submit(testReq("r", 1), SubmitOpts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.end(t, m, g, first.JobID)
+			res, err := m.Await(context.Background(), first.JobID)
+			if err != nil || res.State != tc.state {
+				t.Fatalf("first job: %+v %v; want %s", res.Job, err, tc.state)
+			}
+			delete(g.fail, 1) // the cause is fixed
+			retry, err := m.Submit(testReq("r", tc.retrySeed), SubmitOpts{})
+			if err != nil {
+				t.Fatalf("retry refused: %v", err)
+			}
+			if retry.Existing || retry.JobID == first.JobID || retry.State != rpcapi.JobQueued {
+				t.Fatalf("retry answered %+v; want a new queued job", retry)
+			}
+			// While the retry is pending, the ID names it: the same content joins it, other
+			// content conflicts with it.
+			again, err := m.Submit(testReq("r", tc.retrySeed), SubmitOpts{})
+			if err != nil || again.JobID != retry.JobID || !again.Existing {
+				t.Fatalf("resubmitting the retry: %+v %v", again, err)
+			}
+			var conflict *rpcapi.ErrRequestConflict
+			if _, err := m.Submit(testReq("r", tc.retrySeed+10), SubmitOpts{}); !errors.As(err, &conflict) || conflict.JobID != retry.JobID {
+				t.Fatalf("other content while the retry is pending: %v", err)
+			}
+			if got := waitStart(t, g); got != tc.retrySeed {
+				t.Fatalf("started seed %d, want the retry's %d", got, tc.retrySeed)
+			}
+			g.release <- struct{}{}
+			done, err := m.Await(context.Background(), retry.JobID)
+			if err != nil || done.State != rpcapi.JobDone || string(done.Proof) != fmt.Sprint("proof-", tc.retrySeed) {
+				t.Fatalf("retry: %+v %v", done, err)
+			}
+			if old, err := m.Get(first.JobID); err != nil || old.State != tc.state {
+				t.Fatalf("old job after the retry: %+v %v", old, err)
+			}
+			m.Close()
+
+			// After a restart the ID still names the retry, which is done.
+			m2, err := Open(j, g, Config{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { m2.Close(); j.Close() }()
+			res2, err := m2.Submit(testReq("r", tc.retrySeed), SubmitOpts{})
+			if err != nil || res2.JobID != retry.JobID || !res2.Existing || res2.State != rpcapi.JobDone {
+				t.Fatalf("after restart: %+v %v; want the retry %s", res2, err, retry.JobID)
+			}
+			if old, err := m2.Get(first.JobID); err != nil || old.State != tc.state {
+				t.Fatalf("old job after restart: %+v %v", old, err)
+			}
+		})
+	}
+}
+
+// outputRunner answers every job at once with a fixed output.
+type outputRunner struct{ out Output }
+
+func (outputRunner) Supports(rpcapi.ProofKind) error { return nil }
+
+func (r outputRunner) Run(context.Context, rpcapi.ProofRequest, Report) (Output, error) {
+	return r.out, nil
+}
+
+// TestOutputRecorded: the parameter load time and the GPUs a runner reports end up in the job.
+func TestOutputRecorded(t *testing.T) {
+	r := outputRunner{Output{Proof: []byte("p"), SRSLoadMs: 1234, SynthesisMs: 5, ProveMs: 6, GPUs: []int{1, 0}}}
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), r, Config{Workers: 1})
+	res, err := m.Submit(testReq("o", 1), SubmitOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := m.Await(context.Background(), res.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Timings.SRSLoadMs != 1234 || done.Timings.SynthesisMs != 5 || len(done.GPUs) != 2 || done.GPUs[0] != 1 {
+		t.Fatalf("job %+v", done.Job)
+	}
 }

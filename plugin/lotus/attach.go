@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -204,6 +205,18 @@ func (a *Attacher) Miner(ctx context.Context) (rpcapi.Miner, error) {
 		case <-ch:
 		}
 	}
+}
+
+// Storage is the attached miner as a storage index, with the Authorization header of its API
+// info, which the miner's storage nodes accept on /remote (lotus-worker sends the same). It
+// does not wait: a miner that calls a PoSt worker is attached.
+func (a *Attacher) Storage() (SectorIndex, http.Header, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur == nil {
+		return nil, nil, ErrNoMiner
+	}
+	return a.cur.client, a.cur.info.Header(), nil
 }
 
 // Status describes the attachment (nil when no miner was ever configured).

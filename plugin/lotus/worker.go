@@ -1,7 +1,9 @@
 // Package lotus makes snarkd a Lotus worker: it serves the worker API (namespace Filecoin) a
 // lotus-miner drives after WorkerConnect, turns SealCommit2 and ProveReplicaUpdate2 into jobs
 // answered by CallID at once, delivers their results through the miner's Return* methods with
-// retries (also after a restart), and keeps the daemon registered with the miner.
+// retries (also after a restart), and keeps the daemon registered with the miner. In a PoSt
+// mode it is a PoSt worker instead: GenerateWindowPoSt and GenerateWinningPoSt read vanilla
+// proofs from the miner's storage nodes and prove them synchronously.
 package lotus
 
 import (
@@ -19,7 +21,6 @@ import (
 	"sync/atomic"
 
 	"github.com/filecoin-project/go-state-types/abi"
-	"github.com/filecoin-project/go-state-types/proof"
 	"github.com/google/uuid"
 	"github.com/ipfs/go-cid"
 	logging "github.com/ipfs/go-log/v2"
@@ -45,14 +46,17 @@ type WorkerAPI struct {
 	disabled atomic.Bool
 	shutdown func()
 
-	mu    sync.Mutex
-	tasks map[rpcapi.TaskType]bool
+	mu      sync.Mutex
+	tasks   map[rpcapi.TaskType]bool // the mode's task types, true while enabled
+	mode    Mode
+	vanilla *VanillaFetcher // PoSt modes only
 }
 
-// NewWorkerAPI serves Lotus calls through m. name is the worker's Hostname, gpus the device
-// names reported in Info, shutdown stops the daemon.
+// NewWorkerAPI serves Lotus calls through m as a sealing worker (SetMode makes it a PoSt
+// worker). name is the worker's Hostname, gpus the device names reported in Info, shutdown
+// stops the daemon.
 func NewWorkerAPI(m *jobs.Manager, name string, gpus []string, shutdown func()) *WorkerAPI {
-	w := &WorkerAPI{jobs: m, name: name, gpus: gpus, session: uuid.New(), shutdown: shutdown, tasks: map[rpcapi.TaskType]bool{}}
+	w := &WorkerAPI{jobs: m, name: name, gpus: gpus, session: uuid.New(), shutdown: shutdown, tasks: map[rpcapi.TaskType]bool{}, mode: ModeSeal}
 	for _, t := range DefaultTaskTypes {
 		w.tasks[t] = true
 	}
@@ -137,17 +141,26 @@ func readMeminfo() map[string]uint64 {
 	return out
 }
 
-func (w *WorkerAPI) taskEnabled(t rpcapi.TaskType) bool {
+// taskReady says why a call of task type tt cannot run here: the worker's mode has no such
+// task (a PoSt worker runs no sealing tasks), or it is disabled.
+func (w *WorkerAPI) taskReady(tt rpcapi.TaskType) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.tasks[t]
+	on, ok := w.tasks[tt]
+	switch {
+	case !ok:
+		return fmt.Errorf("worker %s is a %s worker (Lotus.WorkerMode): it does not run %s", w.name, w.mode, tt)
+	case !on:
+		return fmt.Errorf("task type %s is disabled on worker %s", tt, w.name)
+	}
+	return nil
 }
 
 // submit queues a Lotus call as a job and returns its CallID. Proof kinds without a circuit are
 // queued too: they fail through the normal path and the miner gets a Return* with a CallError.
 func (w *WorkerAPI) submit(sector rpcapi.SectorRef, tt rpcapi.TaskType, req rpcapi.ProofRequest) (rpcapi.CallID, error) {
-	if !w.taskEnabled(tt) {
-		return rpcapi.UndefCall, fmt.Errorf("task type %s is disabled on worker %s", tt, w.name)
+	if err := w.taskReady(tt); err != nil {
+		return rpcapi.UndefCall, err
 	}
 	call := rpcapi.CallID{Sector: sector.ID, ID: uuid.New()}
 	req.RequestID = "lotus:" + call.String()
@@ -281,7 +294,7 @@ func (w *WorkerAPI) Shutdown(context.Context) error {
 	return nil
 }
 
-// The rest of the worker API needs sector files or vanilla-proof access snarkd does not have.
+// The rest of the worker API needs sector files snarkd does not have.
 
 // DataCid is not supported.
 func (w *WorkerAPI) DataCid(context.Context, abi.UnpaddedPieceSize, json.RawMessage) (rpcapi.CallID, error) {
@@ -356,14 +369,4 @@ func (w *WorkerAPI) Fetch(context.Context, rpcapi.SectorRef, json.RawMessage, js
 // DownloadSectorData is not supported.
 func (w *WorkerAPI) DownloadSectorData(context.Context, rpcapi.SectorRef, bool, json.RawMessage) (rpcapi.CallID, error) {
 	return rpcapi.UndefCall, rpcapi.ErrNotSupported
-}
-
-// GenerateWinningPoSt is not supported: it needs the miner's storage for vanilla proofs.
-func (w *WorkerAPI) GenerateWinningPoSt(context.Context, abi.RegisteredPoStProof, abi.ActorID, []rpcapi.PostSectorChallenge, abi.PoStRandomness) ([]proof.PoStProof, error) {
-	return nil, rpcapi.ErrNotSupported
-}
-
-// GenerateWindowPoSt is not supported: it needs the miner's storage for vanilla proofs.
-func (w *WorkerAPI) GenerateWindowPoSt(context.Context, abi.RegisteredPoStProof, abi.ActorID, []rpcapi.PostSectorChallenge, int, abi.PoStRandomness) (rpcapi.WindowPoStResult, error) {
-	return rpcapi.WindowPoStResult{}, rpcapi.ErrNotSupported
 }
