@@ -116,6 +116,9 @@ type Prover struct {
 	// under their published names; it takes the variable the Rust proofs stack uses, so one
 	// directory serves lotus, curio and snarkd.
 	ParameterCache string `toml:"ParameterCache" env:"FIL_PROOFS_PARAMETER_CACHE"`
+	// ParameterMemoryLimit bounds the memory of loaded parameters (0: no limit); the least
+	// recently used sets no proof holds are dropped when a load would exceed it.
+	ParameterMemoryLimit Bytes `toml:"ParameterMemoryLimit" env:"SNARKD_PROVER_PARAMETER_MEMORY_LIMIT"`
 }
 
 // DefaultParameterCache is rust-fil-proofs' default parameter directory.
