@@ -2,6 +2,7 @@ package cuzk
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,8 @@ func TestRecoverPanic(t *testing.T) {
 }
 
 // TestStartDaemon runs the service the way `snarkd run --cuzk-listen` does: on a real daemon,
-// reached in process through its handler with a write token.
+// reached in process; PreloadSRS, EvictSRS and GetStatus work on the daemon's parameter cache,
+// and AwaitProof reports the parameter load a proof paid.
 func TestStartDaemon(t *testing.T) {
 	repo := t.TempDir()
 	d, err := plugin.Open(config.Default(), plugin.Options{Repo: repo, BackendName: "cpu"})
@@ -54,44 +56,58 @@ func TestStartDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	token := func(p rpcapi.Permission) string {
-		perms, ok := rpcapi.PermsUpTo(p)
-		if !ok {
-			t.Fatalf("unknown permission %s", p)
-		}
-		tok, err := d.Secret().NewToken(perms)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+	srv, err := StartDaemon(config.Cuzk{ListenAddress: "unix://" + filepath.Join(repo, "cuzk.sock"), MaxMessageBytes: config.MinCuzkMessageBytes}, d)
+	if err != nil {
+		t.Fatal(err)
 	}
-	start := func(tok, sock string) pb.ProvingEngineClient {
-		srv, err := StartDaemon(config.Cuzk{ListenAddress: "unix://" + filepath.Join(repo, sock), MaxMessageBytes: config.MinCuzkMessageBytes}, d.Handler(), tok)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = srv.Stop() })
-		c, conn, err := cuzktest.Dial(srv.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		return c
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, conn, err := cuzktest.Dial(srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() { conn.Close() })
 	ctx := context.Background()
-	c := start(token(rpcapi.PermWrite), "cuzk.sock")
 	res, err := c.Prove(ctx, &pb.ProveRequest{Submit: testReq("daemon-1", testN, 9, pb.Priority_NORMAL)})
 	if err != nil || res.Result.Status != pb.AwaitProofResponse_COMPLETED {
 		t.Fatalf("Prove: %v %v", res, err)
 	}
 	verifyTest(t, res.Result.Proof, testN, 9)
+	if res.Result.SrsLoadMs == 0 {
+		t.Errorf("srs_load_ms = 0 for a proof that generated its parameters")
+	}
 	m, err := c.GetMetrics(ctx, &pb.GetMetricsRequest{})
 	if err != nil || !strings.Contains(m.PrometheusText, `snarkd_jobs_completed_total{kind="test"} 1`) {
 		t.Fatalf("GetMetrics: %v\n%s", err, m.GetPrometheusText())
 	}
 
-	// A token without write permission is a wiring bug: it surfaces as Internal, naming it.
-	ro := start(token(rpcapi.PermRead), "ro.sock")
-	_, err = ro.SubmitProof(ctx, testReq("daemon-2", testN, 9, pb.Priority_NORMAL))
-	wantCode(t, err, codes.Internal, "missing permission")
+	name := fmt.Sprintf("test-%d-9", testN)
+	st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
+	if err != nil || len(st.LoadedSrs) != 1 || st.LoadedSrs[0].CircuitId != name || st.LoadedSrs[0].Tier != pb.SRSStatus_HOT {
+		t.Fatalf("GetStatus: %v %v", st, err)
+	}
+	size := st.LoadedSrs[0].SizeBytes
+	if want := d.Params().Loaded()[0].Bytes; size == 0 || size != want {
+		t.Fatalf("loaded_srs size %d, want the cache's %d", size, want)
+	}
+	pre, err := c.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: name})
+	if err != nil || !pre.AlreadyLoaded {
+		t.Fatalf("PreloadSRS of loaded parameters: %v %v", pre, err)
+	}
+	_, err = c.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-32g"})
+	wantCode(t, err, codes.FailedPrecondition, "parameters for StackedDrg32GiBV1_1 not found")
+	ev, err := c.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: name})
+	if err != nil || !ev.WasLoaded || ev.FreedBytes != size {
+		t.Fatalf("EvictSRS: %v %v; want %d bytes freed", ev, err, size)
+	}
+	if st, err := c.GetStatus(ctx, &pb.GetStatusRequest{}); err != nil || len(st.LoadedSrs) != 0 {
+		t.Fatalf("GetStatus after EvictSRS: %v %v", st, err)
+	}
+	// The next proof loads the parameters again (from the repo, where the first one wrote them).
+	res, err = c.Prove(ctx, &pb.ProveRequest{Submit: testReq("daemon-2", testN, 9, pb.Priority_NORMAL)})
+	if err != nil || res.Result.Status != pb.AwaitProofResponse_COMPLETED {
+		t.Fatalf("Prove after EvictSRS: %v %v", res, err)
+	}
+	if st, err := c.GetStatus(ctx, &pb.GetStatusRequest{}); err != nil || len(st.LoadedSrs) != 1 || st.LoadedSrs[0].SizeBytes != size {
+		t.Fatalf("GetStatus after the reload: %v %v", st, err)
+	}
 }

@@ -26,6 +26,9 @@ type gatedRunner struct {
 	mu    sync.Mutex
 	gates map[uint64]chan struct{}
 	order []string
+	// gpus makes the job of a test seed report that these GPUs proved it, as a GPU backend
+	// does through prover.NoteDevice.
+	gpus map[uint64][]int
 }
 
 func (r *gatedRunner) Supports(kind rpcapi.ProofKind) error {
@@ -50,8 +53,9 @@ func (r *gatedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report j
 	r.mu.Lock()
 	r.order = append(r.order, req.RequestID)
 	var g chan struct{}
+	var gpus []int
 	if req.Test != nil {
-		g = r.gates[req.Test.Seed]
+		g, gpus = r.gates[req.Test.Seed], r.gpus[req.Test.Seed]
 	}
 	r.mu.Unlock()
 	if g != nil {
@@ -71,11 +75,18 @@ func (r *gatedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report j
 	if req.Test != nil {
 		pr.TestConstraints, pr.TestPartitions, pr.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
 	}
-	res, err := r.p.Prove(ctx, pr, nil)
-	if err != nil {
-		return jobs.Output{}, err
+	ctx, use := prover.WithUsage(ctx)
+	defer use.Release()
+	for _, d := range gpus {
+		prover.NoteDevice(ctx, d)
 	}
-	return jobs.Output{Proof: res.Proof, SynthesisMs: uint64(res.Synthesis.Milliseconds()), ProveMs: uint64(res.Prove.Milliseconds())}, nil
+	res, err := r.p.Prove(ctx, pr, nil)
+	out := jobs.Output{SRSLoadMs: uint64(use.SRSLoad().Milliseconds()), GPUs: use.Devices()}
+	if err != nil {
+		return out, err
+	}
+	out.Proof, out.SynthesisMs, out.ProveMs = res.Proof, uint64(res.Synthesis.Milliseconds()), uint64(res.Prove.Milliseconds())
+	return out, nil
 }
 
 func (r *gatedRunner) runOrder() []string {
@@ -128,6 +139,7 @@ func (e *managerEngine) Status(context.Context) (rpcapi.StatusInfo, error) {
 type harness struct {
 	runner *gatedRunner
 	engine *managerEngine
+	params *prover.ParamCache
 	client pb.ProvingEngineClient
 	addr   Address
 }
@@ -151,7 +163,7 @@ func newHarnessWith(t *testing.T, cfg config.Cuzk, filecoinDir string) *harness 
 	if filecoinDir != "" {
 		params = params.WithFilecoinDir(filecoinDir)
 	}
-	r := &gatedRunner{p: prover.New(prover.CPUBackend{}, params), started: make(chan string, 16), gates: map[uint64]chan struct{}{}}
+	r := &gatedRunner{p: prover.New(prover.CPUBackend{}, params), started: make(chan string, 16), gates: map[uint64]chan struct{}{}, gpus: map[uint64][]int{}}
 	m, err := jobs.Open(j, r, jobs.Config{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +175,7 @@ func newHarnessWith(t *testing.T, cfg config.Cuzk, filecoinDir string) *harness 
 	if cfg.MaxMessageBytes == 0 {
 		cfg.MaxMessageBytes = config.MinCuzkMessageBytes
 	}
-	srv, err := Start(cfg, NewService(e, Options{}))
+	srv, err := Start(cfg, NewService(e, Options{SRS: NewParamSRS(params)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +191,7 @@ func newHarnessWith(t *testing.T, cfg config.Cuzk, filecoinDir string) *harness 
 		m.Close()
 		j.Close()
 	})
-	return &harness{runner: r, engine: e, client: client, addr: srv.Addr()}
+	return &harness{runner: r, engine: e, params: params, client: client, addr: srv.Addr()}
 }
 
 // waitStarted waits for a gated job to enter the runner; the bound only keeps a broken build

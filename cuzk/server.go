@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -25,6 +24,8 @@ import (
 
 	"github.com/snarkd/snarkd/config"
 	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // KeepaliveTime is how long a connection may be silent before the server pings the client.
@@ -196,8 +197,6 @@ type Server struct {
 	addr Address
 	done chan error
 	once sync.Once
-	// onStop releases what the service was built on, after the last call ended.
-	onStop func()
 }
 
 // Start listens on cfg.ListenAddress and serves svc in the background. Listening happens
@@ -262,27 +261,23 @@ func (s *Server) Stop() error {
 		if s.addr.Network == "unix" {
 			_ = os.Remove(s.addr.Addr)
 		}
-		if s.onStop != nil {
-			s.onStop()
-		}
 	})
 	return err
 }
 
-// StartDaemon starts the service for the daemon whose HTTP handler is h, reaching its native
-// API and /metrics in process with token (write permission).
-func StartDaemon(cfg config.Cuzk, h http.Handler, token string) (*Server, error) {
-	e, err := NewHandlerEngine(h, token)
-	if err != nil {
-		return nil, err
-	}
-	s, err := Start(cfg, NewService(e, Options{Metrics: e.Metrics}))
-	if err != nil {
-		e.Close()
-		return nil, err
-	}
-	s.onStop = e.Close
-	return s, nil
+// Daemon is what the service needs of the daemon (*plugin.Daemon): its native API in process,
+// its parameter cache and its metrics text.
+type Daemon interface {
+	Prover() rpcapi.Prover
+	Params() *prover.ParamCache
+	Metrics(ctx context.Context) (string, error)
+}
+
+// StartDaemon starts the service for d. Requests go to d's job manager in process, as the
+// structs the gRPC layer decoded: no JSON or base64 round trip, and no API.MaxRequestBytes
+// (Cuzk.MaxMessageBytes bounds them). PreloadSRS and EvictSRS work on d's parameter cache.
+func StartDaemon(cfg config.Cuzk, d Daemon) (*Server, error) {
+	return Start(cfg, NewService(d.Prover(), Options{Metrics: d.Metrics, SRS: NewParamSRS(d.Params())}))
 }
 
 // String renders the address as Curio's [Cuzk] Address takes it.

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,23 +17,26 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
 var log = logging.Logger("snarkd/cuzk")
 
-// SRS manages proving parameters by circuit ID ("porep-32g"). The pipeline's parameter cache
-// has no preload or evict yet; the service answers from Status without one.
+// SRS manages proving parameters by circuit ID ("porep-32g"): ParamSRS on the daemon's
+// parameter cache. Unknown IDs are *UnknownCircuitError.
 type SRS interface {
 	Preload(ctx context.Context, circuitID string) (alreadyLoaded bool, took time.Duration, err error)
 	Evict(ctx context.Context, circuitID string) (wasLoaded bool, freedBytes uint64, err error)
+	Loaded(ctx context.Context) ([]SRSInfo, error)
 }
 
 // Options are the service's optional parts.
 type Options struct {
 	// Metrics returns the daemon's Prometheus text; the service appends cuzk-named families.
 	Metrics func(ctx context.Context) (string, error)
-	// SRS manages parameters; nil answers PreloadSRS and EvictSRS from Status.
+	// SRS manages parameters; nil answers PreloadSRS and EvictSRS from the Engine's Status
+	// (without loading or dropping anything).
 	SRS SRS
 }
 
@@ -56,7 +59,24 @@ func (s *Service) SubmitProof(ctx context.Context, m *pb.SubmitProofRequest) (*p
 	if err != nil {
 		return nil, err
 	}
-	return &pb.SubmitProofResponse{JobId: string(res.JobID), QueuePosition: clampU32(res.QueuePosition)}, nil
+	out := &pb.SubmitProofResponse{JobId: string(res.JobID), QueuePosition: clampU32(res.QueuePosition)}
+	if res.Existing && res.State.Final() {
+		// A request ID seen before may name a job that has run: say where.
+		if js, err := s.engine.Jobs(ctx, rpcapi.JobFilter{JobIDs: []rpcapi.JobID{res.JobID}}); err == nil && len(js) == 1 {
+			out.AssignedGpu = AssignedGPU(js[0].GPUs)
+		}
+	}
+	return out, nil
+}
+
+// AssignedGPU renders the GPUs that proved a job as assigned_gpu: the ordinal ("0"), several
+// joined by commas when partitions ran on more than one, and empty when the CPU proved it.
+func AssignedGPU(ordinals []int) string {
+	parts := make([]string, len(ordinals))
+	for i, o := range ordinals {
+		parts[i] = strconv.Itoa(o)
+	}
+	return strings.Join(parts, ",")
 }
 
 func (s *Service) submit(ctx context.Context, method string, m *pb.SubmitProofRequest) (rpcapi.SubmitResult, error) {
@@ -119,12 +139,12 @@ func (s *Service) Prove(ctx context.Context, m *pb.ProveRequest) (*pb.ProveRespo
 
 func toAwaitResponse(res rpcapi.JobResult) *pb.AwaitProofResponse {
 	r := &pb.AwaitProofResponse{JobId: string(res.ID)}
+	t := res.Timings
+	r.QueueWaitMs, r.SrsLoadMs, r.SynthesisMs, r.GpuComputeMs, r.TotalMs = t.QueueWaitMs, t.SRSLoadMs, t.SynthesisMs, t.ProveMs, t.TotalMs
 	switch res.State {
 	case rpcapi.JobDone:
 		r.Status = pb.AwaitProofResponse_COMPLETED
 		r.Proof = res.Proof
-		t := res.Timings
-		r.QueueWaitMs, r.SynthesisMs, r.GpuComputeMs, r.TotalMs = t.QueueWaitMs, t.SynthesisMs, t.ProveMs, t.TotalMs
 	case rpcapi.JobFailed:
 		r.Status, r.ErrorMessage = pb.AwaitProofResponse_FAILED, res.Error
 	case rpcapi.JobCancelled:
@@ -173,15 +193,32 @@ func (s *Service) GetStatus(ctx context.Context, _ *pb.GetStatusRequest) (*pb.Ge
 		}
 		out.Gpus = append(out.Gpus, g)
 	}
-	for _, p := range st.Params {
+	srs, err := s.loadedSRS(ctx, st)
+	if err != nil {
+		return nil, grpcError(ctx, err)
+	}
+	for _, p := range srs {
+		// HOT: in the daemon's memory, ready for the next proof; COLD: still being read.
 		tier := pb.SRSStatus_COLD
 		if p.Loaded {
 			tier = pb.SRSStatus_HOT
 		}
-		out.LoadedSrs = append(out.LoadedSrs, &pb.SRSStatus{CircuitId: p.Circuit, Tier: tier, SizeBytes: p.Bytes})
+		out.LoadedSrs = append(out.LoadedSrs, &pb.SRSStatus{CircuitId: p.CircuitID, Tier: tier, SizeBytes: p.Bytes, RefCount: clampU32(p.Refs)})
 	}
 	for _, q := range st.Queues {
 		out.Queues = append(out.Queues, &pb.QueueStatus{ProofKind: QueueName(q.Kind), Pending: clampU32(q.Queued), InProgress: clampU32(q.Running)})
+	}
+	return out, nil
+}
+
+// loadedSRS lists the parameter sets: from SRS when the service has one, else from Status.
+func (s *Service) loadedSRS(ctx context.Context, st rpcapi.StatusInfo) ([]SRSInfo, error) {
+	if s.opts.SRS != nil {
+		return s.opts.SRS.Loaded(ctx)
+	}
+	out := make([]SRSInfo, 0, len(st.Params))
+	for _, p := range st.Params {
+		out = append(out, SRSInfo{CircuitID: p.Circuit, Bytes: p.Bytes, Loaded: p.Loaded})
 	}
 	return out, nil
 }
@@ -242,15 +279,15 @@ func (s *Service) GetMetrics(ctx context.Context, _ *pb.GetMetricsRequest) (*pb.
 	return &pb.GetMetricsResponse{PrometheusText: b.String()}, nil
 }
 
-// circuitIDRe matches cuzk's parameter names: kind and sector size, e.g. "porep-32g".
-var circuitIDRe = regexp.MustCompile(`^(porep|snap|wpost|winning)-(2k|8m|512m|32g|64g)$`)
-
-// PreloadSRS loads a circuit's parameters ahead of its proofs.
+// PreloadSRS loads a circuit's parameters ahead of its proofs, as the first proof would:
+// already_loaded for parameters in memory, else the load's time. Unknown circuit IDs are
+// InvalidArgument; parameters missing from the parameter directory FailedPrecondition.
 func (s *Service) PreloadSRS(ctx context.Context, m *pb.PreloadSrsRequest) (*pb.PreloadSrsResponse, error) {
 	id := m.GetCircuitId()
 	if s.opts.SRS != nil {
 		already, took, err := s.opts.SRS.Preload(ctx, id)
 		if err != nil {
+			log.Infow("PreloadSRS failed", "circuit_id", id, "err", err)
 			return nil, grpcError(ctx, err)
 		}
 		return &pb.PreloadSrsResponse{AlreadyLoaded: already, LoadTimeMs: uint64(took.Milliseconds())}, nil
@@ -262,10 +299,11 @@ func (s *Service) PreloadSRS(ctx context.Context, m *pb.PreloadSrsRequest) (*pb.
 	if p != nil && p.Loaded {
 		return &pb.PreloadSrsResponse{AlreadyLoaded: true}, nil
 	}
-	return nil, status.Errorf(codes.Unimplemented, "circuit_id %q: preloading is not available in this build; parameters load when the first proof needs them", id)
+	return nil, status.Errorf(codes.Unimplemented, "circuit_id %q: preloading is not available on this service; parameters load when the first proof needs them", id)
 }
 
-// EvictSRS drops a circuit's parameters from memory.
+// EvictSRS drops a circuit's parameters from memory: was_loaded and the bytes the cache let
+// go. Proofs in flight keep the parameters they hold; later proofs load them again.
 func (s *Service) EvictSRS(ctx context.Context, m *pb.EvictSrsRequest) (*pb.EvictSrsResponse, error) {
 	id := m.GetCircuitId()
 	if s.opts.SRS != nil {
@@ -282,26 +320,23 @@ func (s *Service) EvictSRS(ctx context.Context, m *pb.EvictSrsRequest) (*pb.Evic
 	if p == nil || !p.Loaded {
 		return &pb.EvictSrsResponse{}, nil
 	}
-	return nil, status.Errorf(codes.Unimplemented, "circuit_id %q: evicting parameters is not available in this build", id)
+	return nil, status.Errorf(codes.Unimplemented, "circuit_id %q: evicting parameters is not available on this service", id)
 }
 
 // param finds a circuit among the daemon's parameters; nil when it names a known circuit that
 // is not loaded. An ID that is neither cuzk's nor loaded is refused.
 func (s *Service) param(ctx context.Context, id string) (*rpcapi.ParamStatus, error) {
-	if id == "" {
-		return nil, status.Error(codes.InvalidArgument, "circuit_id: empty")
-	}
 	st, err := s.engine.Status(ctx)
 	if err != nil {
 		return nil, grpcError(ctx, err)
 	}
 	for i := range st.Params {
-		if st.Params[i].Circuit == id {
+		if id != "" && st.Params[i].Circuit == id {
 			return &st.Params[i], nil
 		}
 	}
 	if !circuitIDRe.MatchString(id) {
-		return nil, status.Errorf(codes.InvalidArgument, "circuit_id %q: unknown; want porep, snap, wpost or winning, a dash, and the sector size (2k, 8m, 512m, 32g, 64g), e.g. porep-32g", id)
+		return nil, grpcError(ctx, &UnknownCircuitError{ID: id})
 	}
 	return nil, nil
 }
@@ -317,11 +352,16 @@ func grpcError(ctx context.Context, err error) error {
 		down     *rpcapi.ErrShuttingDown
 		perm     *rpcapi.ErrPermission
 		large    *ErrTooLarge
+		circuit  *UnknownCircuitError
+		missing  *prover.MissingParamsError
 	)
 	code := codes.Internal
 	switch {
-	case errors.As(err, &bad):
+	case errors.As(err, &bad), errors.As(err, &circuit):
 		code = codes.InvalidArgument
+	case errors.As(err, &missing):
+		// The operator has to put the parameter files in place first.
+		code = codes.FailedPrecondition
 	case errors.As(err, &unsup):
 		code = codes.Unimplemented
 	case errors.As(err, &full), errors.As(err, &large):

@@ -2,6 +2,7 @@ package cuzk
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -231,24 +232,33 @@ func TestToken(t *testing.T) {
 	}
 }
 
-func TestSRS(t *testing.T) {
+// TestSRSWithoutCache: a service without an SRS (an Engine reached remotely) answers from the
+// Engine's Status and neither loads nor drops anything.
+func TestSRSWithoutCache(t *testing.T) {
 	h := newHarness(t, config.Cuzk{})
+	svc := NewService(h.engine, Options{})
 	ctx := context.Background()
-	_, err := h.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-32g"})
+	_, err := svc.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "porep-32g"})
 	wantCode(t, err, codes.Unimplemented, "load when the first proof needs them")
-	_, err = h.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "bogus"})
+	_, err = svc.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "bogus"})
 	wantCode(t, err, codes.InvalidArgument, `circuit_id "bogus": unknown`)
-	ev, err := h.client.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-32g"})
+	ev, err := svc.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: "wpost-32g"})
 	if err != nil || ev.WasLoaded {
 		t.Fatalf("EvictSRS of parameters never loaded: %v %v", ev, err)
 	}
 	if _, err := h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("p", testN, 3, pb.Priority_NORMAL)}); err != nil {
 		t.Fatal(err)
 	}
-	pre, err := h.client.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: "test-64-3"})
+	pre, err := svc.PreloadSRS(ctx, &pb.PreloadSrsRequest{CircuitId: fmt.Sprintf("test-%d-3", testN)})
 	if err != nil || !pre.AlreadyLoaded {
 		t.Fatalf("PreloadSRS of loaded parameters: %v %v", pre, err)
 	}
+	st, err := svc.GetStatus(ctx, &pb.GetStatusRequest{})
+	if err != nil || len(st.LoadedSrs) != 1 || st.LoadedSrs[0].SizeBytes == 0 {
+		t.Fatalf("GetStatus: %v %v", st, err)
+	}
+	_, err = svc.EvictSRS(ctx, &pb.EvictSrsRequest{CircuitId: fmt.Sprintf("test-%d-3", testN)})
+	wantCode(t, err, codes.Unimplemented, "not available")
 }
 
 func TestAddress(t *testing.T) {

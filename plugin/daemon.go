@@ -92,8 +92,11 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	if backend == nil {
 		backend = prover.CPUBackend{}
 	}
-	pipe := prover.New(backend, prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache))
-	log.Infow("Filecoin parameters are read from the parameter directory on first use", "dir", cfg.Prover.ParameterCache)
+	params := prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache).
+		WithMemoryLimit(uint64(cfg.Prover.ParameterMemoryLimit))
+	pipe := prover.New(backend, params)
+	log.Infow("Filecoin parameters are read from the parameter directory on first use", "dir", cfg.Prover.ParameterCache,
+		"memory_limit", cfg.Prover.ParameterMemoryLimit)
 	m, err := jobs.Open(j, pipelineRunner{p: pipe}, jobs.Config{
 		Workers: cfg.Jobs.Workers, MaxPending: cfg.Jobs.MaxPending, Retention: cfg.Jobs.Retention.D(),
 		RestartError: lotus.RestartMessage(name),
@@ -137,6 +140,14 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 
 // Secret is the daemon's token secret (for minting tokens).
 func (d *Daemon) Secret() auth.Secret { return d.secret }
+
+// Prover is the native API in process: the job manager behind /rpc/v0's Prover namespace,
+// without its HTTP, JSON and permission layers (in-process services such as cuzk use it, so
+// that a request's bytes are not re-encoded on the way to the job manager).
+func (d *Daemon) Prover() rpcapi.Prover { return d.prover }
+
+// Params is the proving pipeline's parameter cache.
+func (d *Daemon) Params() *prover.ParamCache { return d.pipeline.Params() }
 
 // Handler is the HTTP handler.
 func (d *Daemon) Handler() http.Handler { return d.server.Handler() }

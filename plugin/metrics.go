@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 
@@ -12,6 +13,14 @@ import (
 // metrics renders the Prometheus text exposition format (version 0.0.4) from the daemon's
 // counters; the set is small enough that a client library would add more than it saves.
 func (d *Daemon) metrics(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = w.Write(d.metricsText())
+}
+
+// Metrics returns the /metrics text.
+func (d *Daemon) Metrics(context.Context) (string, error) { return string(d.metricsText()), nil }
+
+func (d *Daemon) metricsText() []byte {
 	var b bytes.Buffer
 	family := func(name, typ, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
@@ -65,8 +74,7 @@ func (d *Daemon) metrics(w http.ResponseWriter, _ *http.Request) {
 	for _, p := range d.pipeline.Params().Loaded() {
 		fmt.Fprintf(&b, "snarkd_params_bytes{circuit=%q} %d\n", p.Circuit, p.Bytes)
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	return b.Bytes()
 }
 
 func (d *Daemon) status(w http.ResponseWriter, r *http.Request) {

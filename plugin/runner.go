@@ -43,16 +43,20 @@ func toProverRequest(req rpcapi.ProofRequest) prover.Request {
 }
 
 func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report jobs.Report) (jobs.Output, error) {
+	// The usage holds the job's parameters in the cache while it runs and records the time it
+	// waited for them and the GPUs that proved it.
+	ctx, use := prover.WithUsage(ctx)
+	defer use.Release()
 	res, err := r.p.Prove(ctx, toProverRequest(req), func(st prover.Stage, part, n int) {
 		report(rpcapi.EventType(st), part, n)
 	})
+	out := jobs.Output{SRSLoadMs: uint64(use.SRSLoad().Milliseconds()), GPUs: use.Devices()}
 	if err != nil {
-		return jobs.Output{}, unsupported(err)
+		return out, unsupported(err)
 	}
-	return jobs.Output{
-		Proof:       res.Proof,
-		SynthesisMs: uint64(res.Synthesis.Milliseconds()),
-		ProveMs:     uint64(res.Prove.Milliseconds()),
-		VerifyMs:    uint64(res.Verify.Milliseconds()),
-	}, nil
+	out.Proof = res.Proof
+	out.SynthesisMs = uint64(res.Synthesis.Milliseconds())
+	out.ProveMs = uint64(res.Prove.Milliseconds())
+	out.VerifyMs = uint64(res.Verify.Milliseconds())
+	return out, nil
 }

@@ -131,6 +131,8 @@ const (
 // Timings are a job's stage durations in milliseconds.
 type Timings struct {
 	QueueWaitMs uint64
+	// SRSLoadMs is how long the job waited for its parameters to load (0 when in memory).
+	SRSLoadMs   uint64
 	SynthesisMs uint64
 	ProveMs     uint64
 	VerifyMs    uint64
@@ -159,6 +161,8 @@ type Job struct {
 	// Delivered is set once a Lotus result reached the miner.
 	Delivered bool `json:",omitempty"`
 	Timings   Timings
+	// GPUs are the ordinals of the GPUs that proved the job; empty when the CPU proved it.
+	GPUs []int `json:",omitempty"`
 }
 
 // JobResult is a finished job with its proof.

@@ -121,7 +121,7 @@ func runCommand() *cli.Command {
 				return err
 			}
 			if cfg.Cuzk.ListenAddress != "" {
-				cz, err := cuzk.StartDaemon(cfg.Cuzk, daemon.Handler(), writeTok)
+				cz, err := cuzk.StartDaemon(cfg.Cuzk, daemon)
 				if err != nil {
 					ln.Close()
 					daemon.Close()

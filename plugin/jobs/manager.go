@@ -30,9 +30,12 @@ type Report func(stage Stage, partition, partitions int)
 // Output is what a Runner produced for one job.
 type Output struct {
 	Proof       []byte
+	SRSLoadMs   uint64
 	SynthesisMs uint64
 	ProveMs     uint64
 	VerifyMs    uint64
+	// GPUs are the ordinals of the GPUs that proved the job (none on the CPU).
+	GPUs []int
 }
 
 // Runner computes proofs. Supports answers nil or *rpcapi.ErrNotSupportedYet.
@@ -225,6 +228,9 @@ type SubmitOpts struct {
 
 // Submit validates, journals and queues a request. A known RequestID with the same content
 // returns the existing job; with different content it fails with *rpcapi.ErrRequestConflict.
+// The ID of a job that failed or was cancelled is free again: submitting it (with any content)
+// queues a new job under it, as a client's retry after a failure expects, and the old job stays
+// readable by its job ID until Retention prunes it.
 func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.SubmitResult, error) {
 	if !opts.Deferred {
 		if err := Validate(&req); err != nil {
@@ -248,13 +254,19 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 	if m.closing {
 		return rpcapi.SubmitResult{}, &rpcapi.ErrShuttingDown{}
 	}
+	// retried is the failed or cancelled job whose request ID this submission takes over.
+	var retried *entry
 	if req.RequestID != "" {
 		if e, ok := m.byReq[req.RequestID]; ok {
-			if e.rec.Hash != hash {
+			switch {
+			case Retryable(e.rec.Job.State):
+				retried = e
+			case e.rec.Hash != hash:
 				m.stats.Rejected++
 				return rpcapi.SubmitResult{}, &rpcapi.ErrRequestConflict{RequestID: req.RequestID, JobID: e.rec.Job.ID}
+			default:
+				return rpcapi.SubmitResult{JobID: e.rec.Job.ID, State: e.rec.Job.State, Existing: true, QueuePosition: m.position(e)}, nil
 			}
-			return rpcapi.SubmitResult{JobID: e.rec.Job.ID, State: e.rec.Job.State, Existing: true, QueuePosition: m.position(e)}, nil
 		}
 	}
 	if m.pending >= m.cfg.MaxPending {
@@ -271,7 +283,11 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 		Submitted: time.Now(), CallID: opts.CallID,
 	}
 	rec := journal.Record{Job: job, Hash: hash}
-	if _, ok, err := m.j.Create(rec, req); err != nil {
+	var replaces rpcapi.JobID
+	if retried != nil {
+		replaces = retried.rec.Job.ID
+	}
+	if _, ok, err := m.j.CreateReplacing(rec, req, replaces); err != nil {
 		return rpcapi.SubmitResult{}, err
 	} else if !ok {
 		// The index in memory mirrors the journal; a mismatch means a bug, not a client error.
@@ -286,6 +302,10 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 	heap.Push(&m.queue, e)
 	m.pending++
 	m.stats.Submitted[req.Kind]++
+	if retried != nil {
+		log.Infow("request ID of a failed or cancelled job submitted again: proving it anew", "request", req.RequestID,
+			"job", job.ID, "previous", retried.rec.Job.ID, "previous_state", retried.rec.Job.State, "previous_error", retried.rec.Job.Error)
+	}
 	m.events.publish(m.event(e, rpcapi.EventQueued, 0))
 	m.signal()
 	return rpcapi.SubmitResult{JobID: job.ID, State: rpcapi.JobQueued, QueuePosition: m.position(e)}, nil
@@ -409,6 +429,7 @@ func (m *Manager) run(e *entry) {
 	job := &e.rec.Job
 	job.Finished = time.Now()
 	job.Timings.SynthesisMs, job.Timings.ProveMs, job.Timings.VerifyMs = out.SynthesisMs, out.ProveMs, out.VerifyMs
+	job.Timings.SRSLoadMs, job.GPUs = out.SRSLoadMs, out.GPUs
 	job.Timings.TotalMs = uint64(job.Finished.Sub(job.Submitted).Milliseconds())
 	var proof []byte
 	typ := rpcapi.EventDone
@@ -695,6 +716,12 @@ func (m *Manager) prune(cutoff time.Time) {
 			log.Warnw("pruning job", "job", e.rec.Job.ID, "err", err)
 		}
 	}
+}
+
+// Retryable reports whether a job in state st gives its request ID up to a new submission:
+// it failed or was cancelled.
+func Retryable(st rpcapi.JobState) bool {
+	return st == rpcapi.JobFailed || st == rpcapi.JobCancelled
 }
 
 // ErrClosed is returned by operations after Close.

@@ -64,6 +64,12 @@ func (j *Journal) Close() error { return j.db.Close() }
 // Create stores a new job with its request, and its request ID when it has one. If the request
 // ID is already taken, nothing is written and the existing job ID is returned with ok false.
 func (j *Journal) Create(rec Record, req rpcapi.ProofRequest) (existing rpcapi.JobID, ok bool, err error) {
+	return j.CreateReplacing(rec, req, "")
+}
+
+// CreateReplacing is Create, except that a request ID bound to job replaces (a failed job
+// being retried) is bound to the new job instead; replaces stays in the journal.
+func (j *Journal) CreateReplacing(rec Record, req rpcapi.ProofRequest, replaces rpcapi.JobID) (existing rpcapi.JobID, ok bool, err error) {
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
 		return "", false, fmt.Errorf("encoding job %s: %w", rec.Job.ID, err)
@@ -75,7 +81,7 @@ func (j *Journal) Create(rec Record, req rpcapi.ProofRequest) (existing rpcapi.J
 	err = j.db.Update(func(tx *bolt.Tx) error {
 		if rec.Job.RequestID != "" {
 			ids := tx.Bucket(bucketReqIDs)
-			if v := ids.Get([]byte(rec.Job.RequestID)); v != nil {
+			if v := ids.Get([]byte(rec.Job.RequestID)); v != nil && (replaces == "" || rpcapi.JobID(v) != replaces) {
 				existing = rpcapi.JobID(v)
 				return nil
 			}
