@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/filecoin-project/go-jsonrpc"
 	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/ipfs/go-cid"
 	"github.com/multiformats/go-multihash"
@@ -392,6 +393,19 @@ func TestPoStUnreadableIsTyped(t *testing.T) {
 	var u *UnreadableSectorError
 	if !errors.As(err, &u) || u.Sector != (abi.SectorID{Miner: postMiner, Number: 5}) {
 		t.Fatalf("err = %v, want *UnreadableSectorError for sector 5", err)
+	}
+}
+
+// A miner API that cannot be reached says nothing about the sectors: the call fails rather
+// than answering every sector in Skipped.
+func TestPoStIndexUnreachable(t *testing.T) {
+	fx := newPoStFixture(t, windowPPT, 1, 2)
+	idx := &fakeIndex{errs: map[abi.SectorNumber]error{2: fmt.Errorf("sending request: %w", &jsonrpc.RPCConnectionError{})}}
+	w, _ := postWorker(t, ModeWindowPoSt, &proofRunner{}, idx, 32, 0)
+	res, err := w.GenerateWindowPoSt(context.Background(), windowPPT, postMiner, fx.sectors(1, 2), 0, fx.randomness[:])
+	var ce *jsonrpc.RPCConnectionError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "storage index is unreachable") || res.Skipped != nil {
+		t.Fatalf("result %+v, err %v: want the call to fail", res, err)
 	}
 }
 
