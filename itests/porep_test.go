@@ -2,16 +2,12 @@ package itests
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,68 +21,16 @@ import (
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// porepSeed is the devnet setup seed of the itests' PoRep parameters.
-const porepSeed = "snarkd itest porep parameters v1"
-
-var (
-	porepParamsMu  sync.Mutex
-	porepParamDirs = map[abi.RegisteredSealProof]string{}
-)
-
-// porepParams returns a parameter directory holding devnet parameters for p's circuit, made
-// with `snarkd params gen` once per test process (the 2KiB setup takes minutes). With
-// SNARKD_ITEST_PARAM_CACHE set, the directory lives there instead, keyed by circuit and seed,
-// and is reused by later runs and other processes (a file lock serializes the generation; the
-// .meta file, written last, marks a complete set). Only point it at a scratch directory: a
-// circuit change that keeps the shape would make stale parameters fail the proofs.
-func porepParams(t *testing.T, bin string, p *prooftypes.SealProof) string {
-	t.Helper()
-	porepParamsMu.Lock()
-	defer porepParamsMu.Unlock()
-	if dir, ok := porepParamDirs[p.Proof]; ok {
-		return dir
-	}
-	root := os.Getenv("SNARKD_ITEST_PARAM_CACHE")
-	if root == "" {
-		if binDir == "" {
-			t.Fatal("buildDaemon first")
-		}
-		root = filepath.Join(binDir, "params")
-	}
-	h := sha256.Sum256([]byte(porepSeed))
-	dir := filepath.Join(root, p.CacheID()+"-"+hex.EncodeToString(h[:4]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(filepath.Join(dir, p.MetaFile())); err != nil {
-		t.Logf("generating devnet parameters for %s in %s (once per test process)", p.Name, dir)
-		out, err := exec.Command(bin, "params", "gen", "--proof", p.Name, "--dir", dir, "--seed", porepSeed, "--force").CombinedOutput()
-		if err != nil {
-			t.Fatalf("params gen: %v\n%s", err, out)
-		}
-		t.Logf("%s", strings.TrimSpace(string(out)))
-	}
-	porepParamDirs[p.Proof] = dir
-	return dir
-}
-
 // sealedC1 seals a random sector of p's size in Go (as lotus-miner's C1 would produce) and
 // returns its C1 output.
 func sealedC1(t *testing.T, p *prooftypes.SealProof, miner abi.ActorID, sector abi.SectorNumber, seed byte) *c1.Output {
 	t.Helper()
+	start := time.Now()
 	o, err := sealer.RandomC1(context.Background(), p, miner, sector, rand.NewChaCha8([32]byte{seed}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	logTiming(t, fmt.Sprintf("seal+C1 %s sector %d", p.Name, sector), time.Since(start))
 	return o
 }
 
@@ -137,7 +81,7 @@ func verifyPoRep(t *testing.T, dir string, p *prooftypes.SealProof, phase1 []byt
 // porepProofType is the proof type of the end-to-end test: 2KiB by default, which needs a
 // devnet setup of 2.7M constraints (about 2 minutes on 2 cores with the fixed-base setup), or the
 // proof type named by SNARKD_ITEST_POREP (e.g. StackedDrg8MiBV1_1: a 3.8M-constraint setup and
-// proof); SNARKD_ITEST_POREP=off skips it.
+// proof; a sector size such as 8MiB names its V1_1 type); SNARKD_ITEST_POREP=off skips it.
 func porepProofType(t *testing.T) *prooftypes.SealProof {
 	t.Helper()
 	name := os.Getenv("SNARKD_ITEST_POREP")
@@ -149,7 +93,9 @@ func porepProofType(t *testing.T) *prooftypes.SealProof {
 	}
 	p, err := prooftypes.LookupName(name)
 	if err != nil {
-		t.Fatal(err)
+		if p, err = prooftypes.LookupName("StackedDrg" + name + "V1_1"); err != nil {
+			t.Fatalf("SNARKD_ITEST_POREP=%s: %v", name, err)
+		}
 	}
 	return p
 }
@@ -158,11 +104,13 @@ func porepProofType(t *testing.T) *prooftypes.SealProof {
 // parameters from `snarkd params gen`, through the native API (SealCommitPhase2) and through
 // the Lotus worker path (SealCommit2 → ReturnSealCommit2 to the miner stand-in); both proofs
 // verify with the generated .vk and get_seal_inputs' public inputs. One daemon serves both, so
-// the parameters are loaded once.
+// the parameters are loaded once (the first C2's time includes loading them). Stage timings
+// are logged as "TIMING …" lines.
 func TestPoRepC2EndToEnd(t *testing.T) {
 	p := porepProofType(t)
+	testStart := time.Now()
 	bin := buildDaemon(t)
-	dir := porepParams(t, bin, p)
+	dir := devnetParams(t, bin, p.Name)
 	m := newStandIn(t, 500*time.Millisecond)
 	d := startDaemon(t, bin, t.TempDir(), append([]string{"FIL_PROOFS_PARAMETER_CACHE=" + dir}, lotusEnv...), "--miner-api-info", m.apiInfo())
 	api := d.client(t, false)
@@ -171,10 +119,12 @@ func TestPoRepC2EndToEnd(t *testing.T) {
 	t.Run("native SealCommitPhase2", func(t *testing.T) {
 		const miner, sector = 1000, 11
 		phase1 := encodeC1(t, sealedC1(t, p, miner, sector, 1))
+		start := time.Now()
 		proof, err := api.SealCommitPhase2(ctx, phase1, sector, miner)
 		if err != nil {
 			t.Fatal(err)
 		}
+		logTiming(t, "C2 "+p.Name+" native SealCommitPhase2", time.Since(start))
 		verifyPoRep(t, dir, p, phase1, miner, sector, proof)
 	})
 
@@ -183,6 +133,7 @@ func TestPoRepC2EndToEnd(t *testing.T) {
 		w, _ := m.worker()
 		const miner, sector = 1000, 12
 		phase1 := encodeC1(t, sealedC1(t, p, miner, sector, 2))
+		start := time.Now()
 		call, err := w.API.SealCommit2(ctx, rpcapi.SectorRef{ID: abi.SectorID{Miner: miner, Number: sector}, ProofType: p.Proof}, phase1)
 		if err != nil {
 			t.Fatal(err)
@@ -192,6 +143,7 @@ func TestPoRepC2EndToEnd(t *testing.T) {
 		if ret.Method != "Filecoin.ReturnSealCommit2" || ret.CallID != call || ret.Err != nil {
 			t.Fatalf("return %s for %v: err %+v (call %v)", ret.Method, ret.CallID, ret.Err, call)
 		}
+		logTiming(t, "C2 "+p.Name+" Lotus SealCommit2 to ReturnSealCommit2", time.Since(start))
 		verifyPoRep(t, dir, p, phase1, miner, sector, ret.Proof)
 	})
 
@@ -206,6 +158,8 @@ func TestPoRepC2EndToEnd(t *testing.T) {
 	if !loaded {
 		t.Errorf("Status does not list %s as loaded: %+v", p.ParamsFile(), st.Params)
 	}
+	logJobTimings(t, api, rpcapi.KindPoRepC2)
+	logTiming(t, "PoRep "+p.Name+" end to end (params, seal, both C2s, verify)", time.Since(testStart))
 }
 
 // TestPoRepC2Refused: C1 outputs that cannot yield a valid proof are refused with an error

@@ -3,9 +3,9 @@ package itests
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,25 +21,23 @@ import (
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// snapUpdate encodes new data into a Go-sealed 2KiB sector key of miner and returns the
-// encoded update with one vanilla proof per partition.
-func snapUpdate(t *testing.T, miner abi.ActorID, sector uint64) (*update.Encoded, [][]byte) {
+// snapUpdate encodes new data into a Go-sealed sector key of sp's size for miner and returns
+// the encoded update with one vanilla proof per partition.
+func snapUpdate(t *testing.T, sp *prooftypes.SealProof, miner abi.ActorID, sector uint64) (*update.Encoded, [][]byte) {
 	t.Helper()
 	ctx := context.Background()
-	sp, err := prooftypes.Lookup(abi.RegisteredSealProof_StackedDrg2KiBV1_1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := rand.NewChaCha8([32]byte{byte(sector)})
 	data, err := sealer.RandomData(r, sp.SectorSize)
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	key, err := sealer.Seal(ctx, sp, data, prooftypes.ProverID(miner), sector, [32]byte{1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := update.ForProof(abi.RegisteredUpdateProof_StackedDrg2KiBV1)
+	logTiming(t, "seal sector key "+sp.Name, time.Since(start))
+	ps, err := update.FromSectorSize(sp.SectorSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +49,7 @@ func snapUpdate(t *testing.T, miner abi.ActorID, sector uint64) (*update.Encoded
 	for i := range nodes {
 		copy(nodes[i][:], raw[32*i:])
 	}
+	start = time.Now()
 	e, err := update.Encode(ctx, ps, ps.HDefault(), key.TreeC.Root(), key.TreeR, nodes)
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +62,7 @@ func snapUpdate(t *testing.T, miner abi.ActorID, sector uint64) (*update.Encoded
 		}
 		vanilla = append(vanilla, b)
 	}
+	logTiming(t, fmt.Sprintf("encode update + %d vanilla proofs", len(vanilla)), time.Since(start))
 	return e, vanilla
 }
 
@@ -90,23 +90,46 @@ func verifySnap(t *testing.T, dir string, e *update.Encoded, vanilla [][]byte, b
 	}
 }
 
-// TestSnapDeals2KiBEndToEnd: a SnapDeals update of a Go-sealed 2KiB sector key proved by the
-// daemon with `snarkd params gen` parameters through the native API
-// (GenerateUpdateProofWithVanilla) and the Lotus worker path (ProveReplicaUpdate2 →
+// snapSealProof is the seal proof type whose sector the SnapDeals end-to-end test updates:
+// SNARKD_ITEST_SNAP=1 (or 2KiB) for 2KiB, whose update circuit has 1.7M constraints, so its
+// devnet setup takes many core-minutes; SNARKD_ITEST_SNAP=8MiB for 8MiB (4 partitions of 10.0M
+// constraints: a GPU host's job). Unset, the test is skipped.
+func snapSealProof(t *testing.T) *prooftypes.SealProof {
+	t.Helper()
+	size := os.Getenv("SNARKD_ITEST_SNAP")
+	switch size {
+	case "", "off":
+		t.Skip("set SNARKD_ITEST_SNAP=1 (2KiB) or 8MiB: the devnet setup of the 1.7M-constraint SnapDeals 2KiB circuit takes minutes")
+	case "1":
+		size = "2KiB"
+	}
+	sp, err := prooftypes.LookupName("StackedDrg" + size + "V1_1")
+	if err != nil {
+		t.Fatalf("SNARKD_ITEST_SNAP=%s: %v", size, err)
+	}
+	return sp
+}
+
+// TestSnapDealsEndToEnd: a SnapDeals update of a Go-sealed sector key (size from
+// SNARKD_ITEST_SNAP) proved by the daemon with `snarkd params gen` parameters through the native
+// API (GenerateUpdateProofWithVanilla) and the Lotus worker path (ProveReplicaUpdate2 →
 // ReturnProveReplicaUpdate2); both proofs verify with the generated .vk, and a tampered vanilla
-// proof is refused. The 2KiB circuit has 1.7M constraints, so its devnet setup takes many
-// core-minutes: the test runs only with SNARKD_ITEST_SNAP set.
-func TestSnapDeals2KiBEndToEnd(t *testing.T) {
-	if os.Getenv("SNARKD_ITEST_SNAP") == "" {
-		t.Skip("set SNARKD_ITEST_SNAP=1: the devnet setup of the 1.7M-constraint SnapDeals 2KiB circuit takes minutes")
+// proof is refused. Stage timings are logged as "TIMING …" lines.
+func TestSnapDealsEndToEnd(t *testing.T) {
+	sp := snapSealProof(t)
+	size := prooftypes.SectorSizeLabel(sp.SectorSize)
+	upName := "UpdateStackedDrg" + size + "V1"
+	var up abi.RegisteredUpdateProof
+	for p := abi.RegisteredUpdateProof_StackedDrg2KiBV1; p <= abi.RegisteredUpdateProof_StackedDrg64GiBV1; p++ {
+		if ps, err := update.ForProof(p); err == nil && ps.SectorSize() == sp.SectorSize {
+			up = p
+		}
 	}
+	testStart := time.Now()
 	bin := buildDaemon(t)
-	dir := t.TempDir()
-	if out, err := exec.Command(bin, "params", "gen", "--proof", "UpdateStackedDrg2KiBV1", "--dir", dir).CombinedOutput(); err != nil {
-		t.Fatalf("params gen: %v\n%s", err, out)
-	}
-	const miner = 1000
-	e, vanilla := snapUpdate(t, miner, 4)
+	dir := devnetParams(t, bin, upName)
+	const miner, sector = 1000, 4
+	e, vanilla := snapUpdate(t, sp, miner, sector)
 	oldSealed, newSealed, newUnsealed, err := e.CIDs()
 	if err != nil {
 		t.Fatal(err)
@@ -117,14 +140,17 @@ func TestSnapDeals2KiBEndToEnd(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("native", func(t *testing.T) {
-		b, err := api.GenerateUpdateProofWithVanilla(ctx, abi.RegisteredUpdateProof_StackedDrg2KiBV1, oldSealed, newSealed, newUnsealed, vanilla)
+		start := time.Now()
+		b, err := api.GenerateUpdateProofWithVanilla(ctx, up, oldSealed, newSealed, newUnsealed, vanilla)
 		if err != nil {
 			t.Fatal(err)
 		}
+		logTiming(t, upName+" native GenerateUpdateProofWithVanilla (loads parameters)", time.Since(start))
 		verifySnap(t, dir, e, vanilla, b)
 		bad := [][]byte{bytes.Clone(vanilla[0])}
 		bad[0][len(bad[0])-40] ^= 1
-		_, err = api.GenerateUpdateProofWithVanilla(ctx, abi.RegisteredUpdateProof_StackedDrg2KiBV1, oldSealed, newSealed, newUnsealed, bad)
+		bad = append(bad, vanilla[1:]...)
+		_, err = api.GenerateUpdateProofWithVanilla(ctx, up, oldSealed, newSealed, newUnsealed, bad)
 		if err == nil || !strings.Contains(err.Error(), "VanillaProofs: partition 0") {
 			t.Fatalf("tampered vanilla proof: %v", err)
 		}
@@ -133,7 +159,8 @@ func TestSnapDeals2KiBEndToEnd(t *testing.T) {
 	t.Run("Lotus ProveReplicaUpdate2", func(t *testing.T) {
 		waitFor(t, "WorkerConnect", func() bool { _, ok := m.worker(); return ok })
 		w, _ := m.worker()
-		call, err := w.API.ProveReplicaUpdate2(ctx, rpcapi.SectorRef{ID: abi.SectorID{Miner: miner, Number: 4}, ProofType: abi.RegisteredSealProof_StackedDrg2KiBV1_1},
+		start := time.Now()
+		call, err := w.API.ProveReplicaUpdate2(ctx, rpcapi.SectorRef{ID: abi.SectorID{Miner: miner, Number: sector}, ProofType: sp.Proof},
 			oldSealed, newSealed, newUnsealed, vanilla)
 		if err != nil {
 			t.Fatal(err)
@@ -142,6 +169,9 @@ func TestSnapDeals2KiBEndToEnd(t *testing.T) {
 		if ret.Method != "Filecoin.ReturnProveReplicaUpdate2" || ret.CallID != call || ret.Err != nil {
 			t.Fatalf("return %s for %v: err %+v (call %v)", ret.Method, ret.CallID, ret.Err, call)
 		}
+		logTiming(t, upName+" Lotus ProveReplicaUpdate2 to ReturnProveReplicaUpdate2", time.Since(start))
 		verifySnap(t, dir, e, vanilla, ret.Proof)
 	})
+	logJobTimings(t, api, rpcapi.KindSnapProve)
+	logTiming(t, "SnapDeals "+size+" end to end (params, sealing, encoding, both proofs, verify)", time.Since(testStart))
 }
