@@ -32,6 +32,8 @@ const (
 	NTTCosetForward NTTKind = C.SNARKD_NTT_COSET_FORWARD
 	// NTTCosetInverse maps evaluations on g·H to coefficients.
 	NTTCosetInverse NTTKind = C.SNARKD_NTT_COSET_INVERSE
+	// NTTToCoset maps evaluations on H to evaluations on g·H (one vector's part of the H step).
+	NTTToCoset NTTKind = C.SNARKD_NTT_TO_COSET
 )
 
 func (k NTTKind) String() string {
@@ -44,6 +46,8 @@ func (k NTTKind) String() string {
 		return "coset forward"
 	case NTTCosetInverse:
 		return "coset inverse"
+	case NTTToCoset:
+		return "to coset"
 	}
 	return fmt.Sprintf("NTTKind(%d)", int(k))
 }
@@ -160,6 +164,39 @@ func (d *NTTDomain) ComputeH(ctx context.Context, a, b, c DevicePtr) (time.Durat
 		return 0, err
 	}
 	return msDuration(float64(ms)), nil
+}
+
+// HCombine is a pointwise step of an H step that holds fewer than three vectors on the device.
+type HCombine int
+
+// Pointwise steps for NTTDomain.Combine.
+const (
+	// HMul sets a to a·b.
+	HMul HCombine = C.SNARKD_H_MUL
+	// HSubDivZ sets a to (a − b)/Z on the coset.
+	HSubDivZ HCombine = C.SNARKD_H_SUB_DIV_Z
+)
+
+// Combine runs one pointwise step on the coset evaluations a and b (2^LogN fr.Elements each
+// on the device); a receives the result.
+func (d *NTTDomain) Combine(ctx context.Context, a, b DevicePtr, op HCombine) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var ms C.float
+	if err := check("ntt H combine", C.snarkd_ntt_h_combine(C.int32_t(d.ordinal), &d.c, devPtr(a), devPtr(b), C.int32_t(op), &ms)); err != nil {
+		return 0, err
+	}
+	return msDuration(float64(ms)), nil
+}
+
+// ZInv returns 1/Z on the coset, 1/(g^n − 1), as the domain holds it.
+func (d *NTTDomain) ZInv() fr.Element {
+	var z fr.Element
+	for i := range z {
+		z[i] = uint64(d.c.z_inv[i])
+	}
+	return z
 }
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

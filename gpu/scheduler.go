@@ -154,6 +154,9 @@ type Config struct {
 	Metrics       Metrics
 	// OnEvent, if set, receives every partition's events.
 	OnEvent func(Event)
+	// PlanFilter, if set, narrows the candidate plans of each partition (benchmarks and tests
+	// use it to measure one tier); it must leave at least one plan.
+	PlanFilter func([]Plan) []Plan
 }
 
 // Result describes how a partition ran.
@@ -264,6 +267,9 @@ func (s *Scheduler) expireResident() {
 		}
 	}
 }
+
+// Workers is the number of partition workers over all devices.
+func (s *Scheduler) Workers() int { return len(s.devs) * s.cfg.WorkersPerDevice }
 
 // Pinned returns the scheduler's pinned host pool.
 func (s *Scheduler) Pinned() *PinnedPool { return s.pinned }
@@ -452,7 +458,7 @@ func (s *Scheduler) pop(d *devState) *popped {
 			if best != nil && s.queue.less(best, it) {
 				break
 			}
-			plans := s.planner.Candidates(it.p.Shape, s.allowResident(d, it.p))
+			plans := s.candidates(d, it.p)
 			g, idx, ok := d.alloc.TryAdmit(it.prio, plans)
 			if !ok {
 				continue
@@ -565,6 +571,25 @@ func (s *Scheduler) allowResident(d *devState, p *Partition) bool {
 	return need <= d.alloc.Limit()
 }
 
+// candidates are the plans admission may grant p on d, best first.
+func (s *Scheduler) candidates(d *devState, p *Partition) []Plan {
+	plans := s.planner.Candidates(p.Shape, s.allowResident(d, p))
+	if s.cfg.PlanFilter == nil {
+		return plans
+	}
+	// The filter sees every tier, including those Candidates drops for not being smaller.
+	var all []Plan
+	for _, res := range []bool{true, false} {
+		for t := TierFull; t <= TierMinimal; t++ {
+			all = append(all, s.planner.Plan(p.Shape, t, res))
+		}
+	}
+	if f := s.cfg.PlanFilter(all); len(f) > 0 {
+		return f
+	}
+	return plans
+}
+
 // run proves one partition on d. stolen reports that the partition is no longer this
 // worker's: another device's worker took it over while it waited for memory, or it went back
 // to the queue because it can never fit d; the caller then leaves it alone.
@@ -573,7 +598,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 	res = Result{Device: d.ordinal, Worker: w}
 	plans := pp.plans
 	if plans == nil {
-		plans = s.planner.Candidates(p.Shape, s.allowResident(d, p))
+		plans = s.candidates(d, p)
 	}
 	first := true
 	for {

@@ -166,6 +166,16 @@ __global__ void h_pointwise(fr_t *a, const fr_t *b, const fr_t *c, uint32_t lg_n
     a[p] = (a[p] * b[p] - c[p]) * z;
 }
 
+// a <- a*b (op SNARKD_H_MUL) or a <- (a - b)*z (SNARKD_H_SUB_DIV_Z).
+__global__ void h_combine(fr_t *a, const fr_t *b, uint32_t lg_n, int32_t op, fr_t z) {
+    size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= ((size_t)1 << lg_n)) return;
+    if (op == SNARKD_H_MUL)
+        a[p] = a[p] * b[p];
+    else
+        a[p] = (a[p] - b[p]) * z;
+}
+
 struct tables {
     const fr_t *w_lo, *w_hi, *wi_lo, *wi_hi, *g_lo, *g_hi, *gi_lo, *gi_hi;
 };
@@ -299,6 +309,13 @@ snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaSt
             SNARKD_CHECK(cudaGetLastError());
             return SNARKD_OK;
         }
+        case SNARKD_NTT_TO_COSET:
+            // Evaluations -> coefficients (bit-reversed, unscaled), then coefficient i (at
+            // position bitrev(i)) times g^i / n, then DIT back to natural-order evaluations on g*H.
+            if ((s = run_dif(a, (const fr_t *)d->inv, lg_n, st)) != SNARKD_OK) return s;
+            scale_powers<<<nb, GLOBAL_THREADS, 0, st>>>(a, lg_n, tb.g_lo, tb.g_hi, ls, true, n_inv);
+            SNARKD_CHECK(cudaGetLastError());
+            return run_dit(a, (const fr_t *)d->fwd, lg_n, st);
         default:
             snarkd::set_last_error("ntt: unknown kind %d", kind);
             return SNARKD_ERR_INVALID_ARGUMENT;
@@ -381,21 +398,30 @@ extern "C" snarkd_status snarkd_ntt_h(int32_t ordinal, const snarkd_ntt_domain *
     const uint32_t lg_n = d->lg_n;
     const size_t n = (size_t)1 << lg_n;
     const unsigned nb = blocks_for(n, GLOBAL_THREADS);
-    const tables tb = small_tables(d);
-    const fr_t n_inv = load_fr(d->n_inv);
     const fr_t z_inv = load_fr(d->z_inv);
     fr_t *vec[3] = {(fr_t *)a, (fr_t *)b, (fr_t *)c};
-    for (fr_t *x : vec) {
-        // Evaluations -> coefficients (bit-reversed, unscaled), then coefficient i (at position
-        // bitrev(i)) times g^i / n, then DIT back to natural-order evaluations on g*H.
-        if ((s = run_dif(x, (const fr_t *)d->inv, lg_n, tm.st)) != SNARKD_OK) return s;
-        scale_powers<<<nb, GLOBAL_THREADS, 0, tm.st>>>(x, lg_n, tb.g_lo, tb.g_hi, d->lg_split,
-                                                       true, n_inv);
-        SNARKD_CHECK(cudaGetLastError());
-        if ((s = run_dit(x, (const fr_t *)d->fwd, lg_n, tm.st)) != SNARKD_OK) return s;
-    }
+    for (fr_t *x : vec)
+        if ((s = ntt_body(d, x, SNARKD_NTT_TO_COSET, tm.st)) != SNARKD_OK) return s;
     h_pointwise<<<nb, GLOBAL_THREADS, 0, tm.st>>>(vec[0], vec[1], vec[2], lg_n, z_inv);
     SNARKD_CHECK(cudaGetLastError());
     if ((s = ntt_body(d, vec[0], SNARKD_NTT_COSET_INVERSE, tm.st)) != SNARKD_OK) return s;
+    return tm.end();
+}
+
+extern "C" snarkd_status snarkd_ntt_h_combine(int32_t ordinal, const snarkd_ntt_domain *d, void *a,
+                                              const void *b, int32_t op, float *elapsed_ms) {
+    snarkd_status s = check_domain(d, a);
+    if (s != SNARKD_OK) return s;
+    if (b == nullptr || (op != SNARKD_H_MUL && op != SNARKD_H_SUB_DIV_Z)) {
+        snarkd::set_last_error("ntt_h_combine: bad arguments (op %d)", op);
+        return SNARKD_ERR_INVALID_ARGUMENT;
+    }
+    if ((s = snarkd::select_device(ordinal)) != SNARKD_OK) return s;
+    event_timer tm(elapsed_ms);
+    if ((s = tm.begin()) != SNARKD_OK) return s;
+    const uint32_t lg_n = d->lg_n;
+    h_combine<<<blocks_for((size_t)1 << lg_n, GLOBAL_THREADS), GLOBAL_THREADS, 0, tm.st>>>(
+        (fr_t *)a, (const fr_t *)b, lg_n, op, load_fr(d->z_inv));
+    SNARKD_CHECK(cudaGetLastError());
     return tm.end();
 }

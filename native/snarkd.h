@@ -117,6 +117,7 @@ snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, void *dev_b
 #define SNARKD_NTT_INVERSE 1
 #define SNARKD_NTT_COSET_FORWARD 2  /* evaluations on g*H of the coefficients in data */
 #define SNARKD_NTT_COSET_INVERSE 3  /* coefficients from evaluations on g*H */
+#define SNARKD_NTT_TO_COSET 4       /* evaluations on H -> evaluations on g*H (H step, one vector) */
 
 /* data: 2^lg_n Fr on the device. elapsed_ms (may be NULL): device time by CUDA events. */
 snarkd_status snarkd_ntt(int32_t ordinal, const snarkd_ntt_domain *d, void *data, int32_t kind,
@@ -126,6 +127,14 @@ snarkd_status snarkd_ntt(int32_t ordinal, const snarkd_ntt_domain *d, void *data
  * a <- coefficients of (A*B - C) / Z computed on the coset g*H; b and c are clobbered. */
 snarkd_status snarkd_ntt_h(int32_t ordinal, const snarkd_ntt_domain *d, void *a, void *b, void *c,
                            float *elapsed_ms);
+
+/* Pointwise steps of an H step that holds fewer than three vectors on the device (after
+ * SNARKD_NTT_TO_COSET on each): SNARKD_H_MUL a <- a*b; SNARKD_H_SUB_DIV_Z a <- (a - b)/Z on the
+ * coset, with d->z_inv. a, b: 2^lg_n Fr on the device. */
+#define SNARKD_H_MUL 0
+#define SNARKD_H_SUB_DIV_Z 1
+snarkd_status snarkd_ntt_h_combine(int32_t ordinal, const snarkd_ntt_domain *d, void *a,
+                                   const void *b, int32_t op, float *elapsed_ms);
 
 /* ======================================================================================
  * Multi-scalar multiplication in G1 and G2: Pippenger buckets, signed c-bit digits.

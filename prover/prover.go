@@ -7,6 +7,8 @@ package prover
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -18,6 +20,9 @@ import (
 )
 
 var log = logging.Logger("snarkd/prover")
+
+// requestSeq numbers requests that come without a job ID.
+var requestSeq atomic.Uint64
 
 // Kind names a proof kind (the same strings as the API's proof kinds).
 type Kind string
@@ -65,6 +70,11 @@ type Request struct {
 	CommROld        []byte
 	CommRNew        []byte
 	CommDNew        []byte
+
+	// JobID and Submitted identify the job to the GPU scheduler (oldest job first within a
+	// kind); empty values get a local ID and the time Prove starts.
+	JobID     string
+	Submitted time.Time
 }
 
 // Stage is a pipeline step reported to Progress.
@@ -89,11 +99,24 @@ type Result struct {
 	Verify     time.Duration
 }
 
+// PartitionInfo tells a backend which partition it proves, for scheduling and logs.
+type PartitionInfo struct {
+	JobID string
+	Kind  Kind
+	// Submitted orders jobs of one kind: older jobs' partitions go first.
+	Submitted  time.Time
+	Index      int
+	Partitions int
+}
+
 // Backend proves one synthesized partition with the given randomness. Implementations must
-// stop promptly when ctx is cancelled.
+// stop promptly when ctx is cancelled and may be called concurrently up to Concurrency().
 type Backend interface {
 	Name() string
-	Prove(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error)
+	// Concurrency is how many partitions the pipeline keeps in flight (1 for the CPU, which
+	// uses every core for one partition; the GPU prover's worker count).
+	Concurrency() int
+	Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error)
 }
 
 // CPUBackend proves with the gnark-crypto CPU engine of package groth16.
@@ -102,8 +125,11 @@ type CPUBackend struct{}
 // Name is "cpu".
 func (CPUBackend) Name() string { return "cpu" }
 
+// Concurrency is 1: one partition uses every core.
+func (CPUBackend) Concurrency() int { return 1 }
+
 // Prove implements Backend.
-func (CPUBackend) Prove(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
+func (CPUBackend) Prove(ctx context.Context, _ PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
 	return groth16.ProveAssignment(ctx, pk, pa, r, s)
 }
 
@@ -211,26 +237,74 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	res := Result{Partitions: len(parts)}
 	proofs := make([]*groth16.Proof, len(parts))
+	info := PartitionInfo{JobID: req.JobID, Kind: req.Kind, Submitted: req.Submitted,
+		Partitions: len(parts)}
+	if info.JobID == "" {
+		info.JobID = fmt.Sprintf("local-%d", requestSeq.Add(1))
+	}
+	if info.Submitted.IsZero() {
+		info.Submitted = time.Now()
+	}
+	// Synthesis of the next partitions runs while earlier ones prove, with at most
+	// Concurrency() partitions synthesized and not yet proved: a 32 GiB PoRep partition holds
+	// about 16 GiB of host memory until its proof is done.
+	inflight := max(p.backend.Concurrency(), 1)
+	slots := make(chan struct{}, inflight)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		proveMs time.Duration
+	)
+	fail := func(err error) { cancel(err) }
 	for i, part := range parts {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 		progress(StageSynthesizing, i, len(parts))
 		t0 := time.Now()
 		pa, err := part.synthesize(ctx, groth16.CapacityFor(pk))
 		if err != nil {
-			return res, fmt.Errorf("synthesizing partition %d: %w", i, err)
+			<-slots
+			fail(fmt.Errorf("synthesizing partition %d: %w", i, err))
+			break
 		}
 		res.Synthesis += time.Since(t0)
 		progress(StageProving, i, len(parts))
 		r, s, err := groth16.RandomRS(nil)
 		if err != nil {
-			return res, err
+			<-slots
+			fail(err)
+			break
 		}
-		t1 := time.Now()
-		proofs[i], err = p.backend.Prove(ctx, pk, pa, &r, &s)
-		if err != nil {
-			return res, fmt.Errorf("proving partition %d on %s: %w", i, p.backend.Name(), err)
-		}
-		res.Prove += time.Since(t1)
+		pi := info
+		pi.Index = i
+		wg.Add(1)
+		go func(i int, pa *cs.ProvingAssignment) {
+			defer wg.Done()
+			defer func() { <-slots }()
+			t1 := time.Now()
+			pr, err := p.backend.Prove(ctx, pi, pk, pa, &r, &s)
+			if err != nil {
+				fail(fmt.Errorf("proving partition %d on %s: %w", i, p.backend.Name(), err))
+				return
+			}
+			mu.Lock()
+			proofs[i] = pr
+			proveMs += time.Since(t1)
+			mu.Unlock()
+		}(i, pa)
 	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return res, err
+	}
+	res.Prove = proveMs
 	progress(StageVerifying, len(parts), len(parts))
 	t2 := time.Now()
 	pvk, err := groth16.Prepare(vk)

@@ -65,7 +65,7 @@ func TestTestKindProvesAndVerifies(t *testing.T) {
 // corrupt proves honestly, then breaks C: the pipeline must refuse to return it.
 type corrupt struct{ CPUBackend }
 
-func (corrupt) Prove(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
+func (corrupt) Prove(ctx context.Context, _ PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
 	pr, err := groth16.ProveAssignment(ctx, pk, pa, r, s)
 	if err != nil {
 		return nil, err

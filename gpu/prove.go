@@ -1,0 +1,324 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/groth16"
+)
+
+// ProveRequest is one Groth16 partition for the GPU partition prover.
+type ProveRequest struct {
+	JobID     string
+	Kind      ProofKind
+	Submitted time.Time
+	Index     int
+	// SRSKey names the parameters; resident SRS vectors are keyed by it. Empty uses the
+	// address of PK, which is stable while the parameter cache holds it.
+	SRSKey string
+	PK     *groth16.Parameters
+	PA     *cs.ProvingAssignment
+	R, S   fr.Element
+	// OnEvent, if set, receives the partition's scheduler events.
+	OnEvent func(Event)
+}
+
+// ProveResult is a partition proof and how it ran.
+type ProveResult struct {
+	Proof *groth16.Proof
+	Run   Result
+	// Stages are the device steps' durations (CUDA events on hardware, wall time otherwise),
+	// including uploads.
+	Stages []groth16.StageTiming
+}
+
+// Prover proves partitions on a Scheduler's devices: the H step and the five MSMs on the GPU
+// the scheduler picks, with the memory plan admission granted, then the CPU epilogue (assembly
+// with r and s). On simulated devices the arithmetic runs on the CPU inside the simulated
+// kernel slots, so the scheduling, accounting and fallbacks are exercised with real proofs.
+type Prover struct {
+	Sched *Scheduler
+}
+
+// NewProver returns a prover over sched.
+func NewProver(sched *Scheduler) *Prover { return &Prover{Sched: sched} }
+
+// ErrConsumed reports a partition whose host vectors an earlier attempt already transformed.
+var ErrConsumed = errors.New("gpu: partition inputs were consumed by an earlier attempt")
+
+// partitionInputs are the host vectors of one partition, laid out as the kernels read them.
+type partitionInputs struct {
+	logN    uint32
+	a, b, c []fr.Element // evaluations padded to 2^logN
+	// scalars of the L, A and B queries, aligned with pk.L, pk.A and pk.BG1/BG2.
+	scalars [numQueries][]fr.Element
+	// consumed is set once an attempt overwrote a, b or c on the host.
+	consumed bool
+}
+
+// ShapeOf is the planner's view of a partition proved against pk.
+func ShapeOf(pk *groth16.Parameters, key string) Shape {
+	return Shape{
+		LogDomain: uint32(bits.Len(uint(len(pk.H)+1)) - 1),
+		Points: [numQueries]uint64{uint64(len(pk.H)), uint64(len(pk.L)), uint64(len(pk.A)),
+			uint64(len(pk.BG1)), uint64(len(pk.BG2))},
+		SRSKey: key,
+	}
+}
+
+func prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment) (*partitionInputs, error) {
+	if err := groth16.CheckShape(pk, pa); err != nil {
+		return nil, err
+	}
+	m := cs.Shape{NumConstraints: len(pa.A)}.DomainSize()
+	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1)}
+	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
+	in.scalars[QueryL] = pa.Aux
+	in.scalars[QueryA] = append(append(make([]fr.Element, 0, len(pk.A)), pa.Input...),
+		gather(pa.Aux, pa.AAuxDensity)...)
+	bs := append(gather(pa.Input, pa.BInputDensity), gather(pa.Aux, pa.BAuxDensity)...)
+	in.scalars[QueryBG1], in.scalars[QueryBG2] = bs, bs
+	for q, pts := range [numQueries]int{QueryL: len(pk.L), QueryA: len(pk.A), QueryBG1: len(pk.BG1), QueryBG2: len(pk.BG2)} {
+		if q != int(QueryH) && len(in.scalars[q]) != pts {
+			return nil, fmt.Errorf("gpu: %s query has %d scalars for %d points", Query(q), len(in.scalars[q]), pts)
+		}
+	}
+	return in, nil
+}
+
+// padZero extends v with zeros to m elements, in place when its capacity allows (synthesis
+// sizes the vectors for the domain).
+func padZero(v []fr.Element, m int) []fr.Element {
+	if len(v) >= m {
+		return v[:m]
+	}
+	n := len(v)
+	if cap(v) >= m {
+		v = v[:m]
+		clear(v[n:])
+		return v
+	}
+	out := make([]fr.Element, m)
+	copy(out, v)
+	return out
+}
+
+// gather returns the values whose density bit is set, in order, splitting the work over the
+// CPU cores along 64-bit words.
+func gather(vals []fr.Element, d *cs.Density) []fr.Element {
+	if d == nil {
+		return vals
+	}
+	out := make([]fr.Element, d.Count())
+	words := d.Words()
+	workers := runtime.GOMAXPROCS(0)
+	per := max((len(words)+workers-1)/workers, 1024)
+	type span struct{ lo, hi, at int }
+	var spans []span
+	at := 0
+	for lo := 0; lo < len(words); lo += per {
+		hi := min(lo+per, len(words))
+		spans = append(spans, span{lo, hi, at})
+		for _, w := range words[lo:hi] {
+			at += bits.OnesCount64(w)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range spans {
+		wg.Add(1)
+		go func(s span) {
+			defer wg.Done()
+			k := s.at
+			for wi := s.lo; wi < s.hi; wi++ {
+				for w := words[wi]; w != 0; w &= w - 1 {
+					i := wi*64 + bits.TrailingZeros64(w)
+					if i < len(vals) {
+						out[k] = vals[i]
+					}
+					k++
+				}
+			}
+		}(s)
+	}
+	wg.Wait()
+	return out
+}
+
+// stageLog collects the durations of a partition's device steps.
+type stageLog struct {
+	mu     sync.Mutex
+	stages []groth16.StageTiming
+}
+
+func (l *stageLog) add(name string, d time.Duration) {
+	l.mu.Lock()
+	l.stages = append(l.stages, groth16.StageTiming{Name: name, Duration: d})
+	l.mu.Unlock()
+}
+
+// partitionWork computes a partition's MSM results on one scheduler run.
+type partitionWork func(ctx context.Context, run *Run, pk *groth16.Parameters, in *partitionInputs, key string, log *stageLog) (*groth16.MSMResults, error)
+
+// Prove proves one partition: it waits for a device and a memory plan, runs the partition
+// there, and assembles the proof. With the same r and s the bytes equal the CPU prover's.
+func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, error) {
+	in, err := prepareInputs(req.PK, req.PA)
+	if err != nil {
+		return ProveResult{}, err
+	}
+	key := req.SRSKey
+	if key == "" {
+		key = fmt.Sprintf("%p", req.PK)
+	}
+	var (
+		msm    *groth16.MSMResults
+		stages stageLog
+	)
+	part := Partition{JobID: req.JobID, Kind: req.Kind, Submitted: req.Submitted, Index: req.Index,
+		Shape: ShapeOf(req.PK, key), OnEvent: req.OnEvent}
+	res, err := p.Sched.Prove(ctx, part, func(ctx context.Context, run *Run) error {
+		work := kernelWork(run)
+		if work == nil {
+			work = simulatedWork
+		}
+		stages.mu.Lock()
+		stages.stages = stages.stages[:0]
+		stages.mu.Unlock()
+		m, err := work(ctx, run, req.PK, in, key, &stages)
+		if err != nil {
+			return err
+		}
+		msm = m
+		return nil
+	})
+	out := ProveResult{Run: res}
+	if err != nil {
+		return out, err
+	}
+	t0 := time.Now()
+	out.Proof, err = groth16.Assemble(&req.PK.VK, msm, &req.R, &req.S)
+	stages.add("assemble", time.Since(t0))
+	out.Stages = stages.stages
+	return out, err
+}
+
+// simulatedWork runs a partition on a simulated device: the plan's uploads and resident
+// vectors through the device's copy model, and the arithmetic on the CPU inside the kernel
+// slots. The CPU result is kept across out-of-memory retries.
+func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *partitionInputs, key string, log *stageLog) (*groth16.MSMResults, error) {
+	for _, r := range run.Plan.Resident {
+		rv, err := run.Resident(r.Key)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
+			return nil, run.Upload(ctx, p, HostMem{Size: r.Bytes})
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range []string{"a", "b", "c"}[:run.Plan.Prestaged] {
+		ptr, size, err := run.Buffer(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := run.Upload(ctx, ptr, HostMem{Size: size}); err != nil {
+			return nil, fmt.Errorf("uploading %s: %w", name, err)
+		}
+	}
+	var res *groth16.MSMResults
+	err := run.Kernel(ctx, "prove (simulated device, cpu arithmetic)", func() error {
+		if in.consumed {
+			return ErrConsumed
+		}
+		t0 := time.Now()
+		in.consumed = true
+		h, err := groth16.ComputeH(ctx, in.a, in.b, in.c)
+		if err != nil {
+			return err
+		}
+		log.add("h (cpu)", time.Since(t0))
+		t0 = time.Now()
+		res = new(groth16.MSMResults)
+		if err := groth16.ComputeHMSM(ctx, pk, h, res); err != nil {
+			return err
+		}
+		cfg := ecc.MultiExpConfig{NbTasks: runtime.GOMAXPROCS(0)}
+		res.L, res.A, res.B1, res.B2 = g1Infinity(), g1Infinity(), g1Infinity(), g2Infinity()
+		for q, dst := range map[Query]*bls.G1Jac{QueryL: &res.L, QueryA: &res.A, QueryBG1: &res.B1} {
+			pts := [...][]bls.G1Affine{QueryL: pk.L, QueryA: pk.A, QueryBG1: pk.BG1}[q]
+			if len(pts) == 0 {
+				continue
+			}
+			if _, err := dst.MultiExp(pts, in.scalars[q], cfg); err != nil {
+				return fmt.Errorf("%s MSM: %w", q, err)
+			}
+		}
+		if len(pk.BG2) > 0 {
+			if _, err := res.B2.MultiExp(pk.BG2, in.scalars[QueryBG2], cfg); err != nil {
+				return fmt.Errorf("%s MSM: %w", QueryBG2, err)
+			}
+		}
+		log.add("msm (cpu)", time.Since(t0))
+		return nil
+	})
+	return res, err
+}
+
+// identity values for empty MSMs.
+func g1Infinity() bls.G1Jac {
+	var p bls.G1Jac
+	p.X.SetOne()
+	p.Y.SetOne()
+	return p
+}
+
+func g2Infinity() bls.G2Jac {
+	var p bls.G2Jac
+	p.X.SetOne()
+	p.Y.SetOne()
+	return p
+}
+
+// parallelRange splits [0, n) over the CPU cores.
+func parallelRange(n int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 4096 || workers == 1 {
+		fn(0, n)
+		return
+	}
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+}
+
+// OnlyTier is a Config.PlanFilter keeping the plans of one tier (with the SRS resident or
+// streamed as srsResident says).
+func OnlyTier(t Tier, srsResident bool) func([]Plan) []Plan {
+	return func(plans []Plan) []Plan {
+		var out []Plan
+		for _, p := range plans {
+			if p.Tier == t && p.SRSResident == srsResident {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+}

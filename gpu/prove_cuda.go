@@ -1,0 +1,347 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unsafe"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/groth16"
+)
+
+// kernelWork returns the CUDA partition work for hardware devices, nil for simulated ones.
+func kernelWork(run *Run) partitionWork {
+	if _, ok := run.Device.(*HardwareDevice); ok {
+		return hardwareWork
+	}
+	return nil
+}
+
+// fixedMemory hands out one pre-reserved device range once: a resident vector's memory given
+// to a binding that allocates through DeviceMemory.
+type fixedMemory struct {
+	p    DevicePtr
+	size uint64
+	used bool
+}
+
+func (m *fixedMemory) Alloc(bytes uint64) (DevicePtr, error) {
+	if m.used || bytes > m.size {
+		return 0, fmt.Errorf("%w: %s from a %s resident vector", ErrOverReservation, FormatBytes(bytes), FormatBytes(m.size))
+	}
+	m.used = true
+	return m.p, nil
+}
+
+func (m *fixedMemory) Free(DevicePtr) error { return nil }
+
+func frBytes(v []fr.Element) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*FrBytes)
+}
+
+func g1Bytes(v []bls.G1Affine) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(G1.AffineBytes()))
+}
+
+func g2Bytes(v []bls.G2Affine) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(G2.AffineBytes()))
+}
+
+// The kernels read gnark-crypto's layouts directly.
+var (
+	_ = [1]int{}[unsafe.Sizeof(fr.Element{})-FrBytes]
+	_ = [1]int{}[unsafe.Sizeof(bls.G1Affine{})-96]
+	_ = [1]int{}[unsafe.Sizeof(bls.G2Affine{})-192]
+)
+
+// hardwareWork runs a partition on a CUDA device with the granted plan. Everything that
+// allocates (resident NTT tables and SRS vectors) happens first, so an out-of-memory retry never
+// finds host vectors half transformed; uploads run outside the kernel lock so that they overlap
+// the other worker's kernels.
+func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *partitionInputs, key string, slog *stageLog) (*groth16.MSMResults, error) {
+	if in.consumed {
+		return nil, ErrConsumed
+	}
+	plan := run.Plan
+	ord := run.Ordinal
+	upload := func(name string, dst DevicePtr, b []byte) error {
+		t0 := time.Now()
+		if err := run.Upload(ctx, dst, HostMem{Bytes: b, Size: uint64(len(b))}); err != nil {
+			return fmt.Errorf("uploading %s (%s): %w", name, FormatBytes(uint64(len(b))), err)
+		}
+		slog.add("upload "+name, time.Since(t0))
+		return nil
+	}
+
+	// Resident vectors: the domain's twiddles, and the SRS when the plan keeps it on the device.
+	var dom *NTTDomain
+	if in.logN >= 1 {
+		rv, err := run.Resident(NTTKey(in.logN))
+		if err != nil {
+			return nil, err
+		}
+		_, h, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
+			return NewNTTDomain(ord, &fixedMemory{p: p, size: rv.Size()}, uint(in.logN))
+		})
+		if err != nil {
+			return nil, err
+		}
+		dom = h.(*NTTDomain)
+	}
+	var points [numQueries]DevicePtr
+	if plan.SRSResident {
+		srcs := [numQueries][]byte{QueryH: g1Bytes(pk.H), QueryL: g1Bytes(pk.L), QueryA: g1Bytes(pk.A),
+			QueryBG1: g1Bytes(pk.BG1), QueryBG2: g2Bytes(pk.BG2)}
+		for q := QueryH; q < numQueries; q++ {
+			if len(srcs[q]) == 0 {
+				continue
+			}
+			rv, err := run.Resident(SRSKey(key, q))
+			if err != nil {
+				return nil, err
+			}
+			p, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
+				return nil, upload("srs "+q.String(), p, srcs[q])
+			})
+			if err != nil {
+				return nil, err
+			}
+			points[q] = p
+		}
+	}
+	buf := func(name string) (DevicePtr, error) {
+		p, _, err := run.Buffer(name)
+		return p, err
+	}
+	kernel := func(name string, fn func() (time.Duration, error)) error {
+		return run.Kernel(ctx, name, func() error {
+			d, err := fn()
+			if err == nil {
+				slog.add(name, d)
+			}
+			return err
+		})
+	}
+
+	res := &groth16.MSMResults{H: g1Infinity(), L: g1Infinity(), A: g1Infinity(), B1: g1Infinity(), B2: g2Infinity()}
+	a, err := buf("a")
+	if err != nil {
+		return nil, err
+	}
+	if dom != nil {
+		if err := hStep(ctx, run, dom, in, a, buf, upload, kernel, slog); err != nil {
+			return nil, err
+		}
+	}
+
+	// H MSM: scalars are the first 2^logN − 1 coefficients, left in a.
+	msm := func(q Query, scalarsDev DevicePtr, wsName string) error {
+		n := int(ShapeOf(pk, key).Points[q])
+		if n == 0 {
+			return nil
+		}
+		ws, wsSize, err := run.Buffer(wsName)
+		if err != nil {
+			return err
+		}
+		req := &MSMRequest{N: n, PointsDevice: points[q], ScalarsDevice: scalarsDev,
+			Split01: plan.MSMFlags[q]&MSMSplit01 != 0, ChunkLog: uint(plan.ChunkLog), Workspace: ws}
+		if scalarsDev == 0 {
+			req.ScalarsHost = in.scalars[q]
+		}
+		switch q {
+		case QueryBG2:
+			req.G2Host = pk.BG2
+		case QueryH:
+			req.G1Host = pk.H
+		case QueryL:
+			req.G1Host = pk.L
+		case QueryA:
+			req.G1Host = pk.A
+		case QueryBG1:
+			req.G1Host = pk.BG1
+		}
+		if points[q] != 0 {
+			req.G1Host, req.G2Host = nil, nil
+		}
+		need, err := MSMWorkspaceBytes(ord, q.Curve(), req)
+		if err != nil {
+			return err
+		}
+		if need > wsSize {
+			return fmt.Errorf("%w: %s MSM needs %s of workspace, the plan has %s", ErrOverReservation, q, FormatBytes(need), FormatBytes(wsSize))
+		}
+		mem := &fixedMemory{p: ws, size: wsSize}
+		return kernel("msm "+q.String(), func() (time.Duration, error) {
+			if q == QueryBG2 {
+				r, st, err := MSMG2(ctx, ord, mem, req)
+				res.B2 = r
+				return st.DeviceTime, err
+			}
+			r, st, err := MSMG1(ctx, ord, mem, req)
+			switch q {
+			case QueryH:
+				res.H = r
+			case QueryL:
+				res.L = r
+			case QueryA:
+				res.A = r
+			case QueryBG1:
+				res.B1 = r
+			}
+			return st.DeviceTime, err
+		})
+	}
+	if err := msm(QueryH, a, "msm.h"); err != nil {
+		return nil, err
+	}
+
+	// L, A, B: scalars uploaded into the plan's scalar buffer (which overlaps a: the H MSM is
+	// done) or read from host memory through the MSM's staging.
+	var scal DevicePtr
+	if plan.ScalarsOnDevice {
+		if scal, err = buf("scalars"); err != nil {
+			return nil, err
+		}
+	}
+	var uploaded []fr.Element
+	for q := QueryL; q < numQueries; q++ {
+		var dev DevicePtr
+		if scal != 0 && len(in.scalars[q]) > 0 {
+			// B_G1 and B_G2 share one scalar vector: upload it once.
+			if !sameVector(uploaded, in.scalars[q]) {
+				if err := upload("scalars "+q.String(), scal, frBytes(in.scalars[q])); err != nil {
+					return nil, err
+				}
+				uploaded = in.scalars[q]
+			}
+			dev = scal
+		}
+		if err := msm(q, dev, "msm"); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func sameVector(a, b []fr.Element) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// hStep leaves the coefficients of h in buffer a, with as many of a, b, c on the device as the
+// plan holds: all three (one fused kernel sequence), two (c follows a·b into b's buffer) or one
+// (each vector goes to the coset on the device and back; the pointwise step runs on the CPU).
+func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a DevicePtr,
+	buf func(string) (DevicePtr, error), upload func(string, DevicePtr, []byte) error,
+	kernel func(string, func() (time.Duration, error)) error, slog *stageLog) error {
+	switch run.Plan.DomainBuffers {
+	case 3:
+		b, err := buf("b")
+		if err != nil {
+			return err
+		}
+		c, err := buf("c")
+		if err != nil {
+			return err
+		}
+		for _, u := range []struct {
+			name string
+			dst  DevicePtr
+			v    []fr.Element
+		}{{"a", a, in.a}, {"b", b, in.b}, {"c", c, in.c}} {
+			if err := upload(u.name, u.dst, frBytes(u.v)); err != nil {
+				return err
+			}
+		}
+		return kernel("ntt h", func() (time.Duration, error) { return dom.ComputeH(ctx, a, b, c) })
+	case 2:
+		b, err := buf("b")
+		if err != nil {
+			return err
+		}
+		if err := upload("a", a, frBytes(in.a)); err != nil {
+			return err
+		}
+		if err := upload("b", b, frBytes(in.b)); err != nil {
+			return err
+		}
+		if err := kernel("ntt h (a·b)", func() (time.Duration, error) {
+			t1, err := dom.Transform(ctx, a, NTTToCoset)
+			if err != nil {
+				return 0, err
+			}
+			t2, err := dom.Transform(ctx, b, NTTToCoset)
+			if err != nil {
+				return 0, err
+			}
+			t3, err := dom.Combine(ctx, a, b, HMul)
+			return t1 + t2 + t3, err
+		}); err != nil {
+			return err
+		}
+		if err := upload("c", b, frBytes(in.c)); err != nil {
+			return err
+		}
+		return kernel("ntt h (−c, /Z, inverse)", func() (time.Duration, error) {
+			t1, err := dom.Transform(ctx, b, NTTToCoset)
+			if err != nil {
+				return 0, err
+			}
+			t2, err := dom.Combine(ctx, a, b, HSubDivZ)
+			if err != nil {
+				return 0, err
+			}
+			t3, err := dom.Transform(ctx, a, NTTCosetInverse)
+			return t1 + t2 + t3, err
+		})
+	default:
+		// One buffer: the host vectors are overwritten from here on.
+		in.consumed = true
+		for _, v := range []struct {
+			name string
+			v    []fr.Element
+		}{{"a", in.a}, {"b", in.b}, {"c", in.c}} {
+			if err := upload(v.name, a, frBytes(v.v)); err != nil {
+				return err
+			}
+			if err := kernel("ntt to coset "+v.name, func() (time.Duration, error) {
+				return dom.Transform(ctx, a, NTTToCoset)
+			}); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			if err := CopyDeviceToHost(run.Ordinal, unsafe.Pointer(&v.v[0]), a, uint64(len(v.v))*FrBytes); err != nil {
+				return fmt.Errorf("downloading %s: %w", v.name, err)
+			}
+			slog.add("download "+v.name, time.Since(t0))
+		}
+		t0 := time.Now()
+		zInv := dom.ZInv()
+		parallelRange(len(in.a), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				in.a[i].Mul(&in.a[i], &in.b[i]).Sub(&in.a[i], &in.c[i]).Mul(&in.a[i], &zInv)
+			}
+		})
+		slog.add("a·b−c (cpu)", time.Since(t0))
+		if err := upload("a·b−c", a, frBytes(in.a)); err != nil {
+			return err
+		}
+		return kernel("ntt coset inverse", func() (time.Duration, error) {
+			return dom.Transform(ctx, a, NTTCosetInverse)
+		})
+	}
+}

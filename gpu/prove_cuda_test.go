@@ -1,0 +1,518 @@
+//go:build cuda
+
+package gpu
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/testcircuit"
+)
+
+func needGPU(t testing.TB) {
+	t.Helper()
+	if n, err := DeviceCount(); err != nil || n == 0 {
+		t.Skip("no CUDA device visible")
+	}
+}
+
+func hardwareScheduler(t testing.TB, workers int, resident bool, filter func([]Plan) []Plan, headroom uint64) *Scheduler {
+	t.Helper()
+	dev, err := NewHardwareDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: workers, SRSResidency: resident,
+		Sizer: KernelSizer(0), PlanFilter: filter, ResidentTTL: -1,
+		Allocator: AllocatorConfig{Headroom: headroom}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sched
+}
+
+// TestHardwareProveTiers proves a real circuit (50,000 constraints, a 2^16 domain, public
+// inputs) on the GPU with each plan tier and compares the bytes with the CPU prover's.
+func TestHardwareProveTiers(t *testing.T) {
+	needGPU(t)
+	const n = 50_000
+	ctx := context.Background()
+	pk, err := groth16.SetupFromSeed(ctx, testcircuit.New(n, 5), []byte("hardware tiers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvk, err := groth16.Prepare(&pk.VK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		tier     Tier
+		resident bool
+	}{{TierFull, true}, {TierFull, false}, {TierPartial, false}, {TierPartial, true}, {TierMinimal, false}} {
+		t.Run(fmt.Sprintf("%s-resident=%v", tc.tier, tc.resident), func(t *testing.T) {
+			sched := hardwareScheduler(t, 1, tc.resident, OnlyTier(tc.tier, tc.resident), 0)
+			defer sched.Close()
+			c := testcircuit.NewWithWitness(n, 5, uint64(i+1))
+			pa, err := cs.SynthesizeProving(ctx, c, groth16.CapacityFor(pk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r, s fr.Element
+			r.SetRandom()
+			s.SetRandom()
+			res, err := NewProver(sched).Prove(ctx, ProveRequest{JobID: "tiers", Kind: KindPoRep, PK: pk, PA: pa, R: r, S: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Run.Plan.Tier != tc.tier || res.Run.Plan.SRSResident != tc.resident {
+				t.Fatalf("ran %s", res.Run.Plan)
+			}
+			pa2, err := cs.SynthesizeProving(ctx, c, groth16.CapacityFor(pk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := groth16.ProveAssignment(ctx, pk, pa2, &r, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Proof.Bytes() != want.Bytes() {
+				t.Fatal("GPU proof differs from the CPU prover's with the same r, s")
+			}
+			if err := pvk.Verify(res.Proof, c.PublicInputs()); err != nil {
+				t.Fatalf("GPU proof does not verify: %v", err)
+			}
+			t.Logf("%s: %s", res.Run.Plan, stagesString(res.Stages))
+		})
+	}
+}
+
+func stagesString(st []groth16.StageTiming) string {
+	var b strings.Builder
+	for i, s := range st {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.1fms", s.Name, float64(s.Duration.Microseconds())/1000)
+	}
+	return b.String()
+}
+
+// splitmix is a fast deterministic generator for synthetic witnesses.
+type splitmix uint64
+
+func (s *splitmix) next() uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := uint64(*s)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// randomFr fills e with a uniform-looking canonical Montgomery value (top word below r's).
+func (s *splitmix) randomFr(e *fr.Element) {
+	e[0], e[1], e[2] = s.next(), s.next(), s.next()
+	e[3] = s.next() % 0x73eda753299d7d48
+}
+
+func parallelFill(n int, fn func(seed uint64, lo, hi int)) {
+	parallelRange(n, func(lo, hi int) { fn(uint64(lo)*0x9e37+1, lo, hi) })
+}
+
+// syntheticShape describes a PoRep-like partition: domain 2^logN, constraints ≈ 97% of it,
+// aux ≈ constraints, A density 99%, B density bDensity, a fraction ones01 of aux values in {0,1}.
+type syntheticShape struct {
+	logN     int
+	inputs   int
+	bDensity float64
+	ones01   float64
+}
+
+func tileG1(base []bls.G1Affine, n int) []bls.G1Affine {
+	out := make([]bls.G1Affine, n)
+	parallelRange(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = base[i%len(base)]
+		}
+	})
+	return out
+}
+
+// syntheticParams builds parameters of the shape's real sizes from a small set of random
+// points, repeated (the MSMs do the same work; repeated points are a kernel edge case too).
+func syntheticParams(t testing.TB, sh syntheticShape, naux, nA, nB int) *groth16.Parameters {
+	g1 := genG1(t, 1<<14)
+	g2 := genG2(t, 1<<12)
+	_, _, g1Gen, g2Gen := bls.Generators()
+	pk := &groth16.Parameters{
+		VK: groth16.VerifyingKey{Alpha1: g1[1], Beta1: g1[2], Beta2: g2[1], Gamma2: g2[2], Delta1: g1Gen, Delta2: g2Gen,
+			IC: g1[:sh.inputs]},
+		H:   tileG1(g1, 1<<sh.logN-1),
+		L:   tileG1(g1, naux),
+		A:   tileG1(g1, nA),
+		BG1: tileG1(g1, nB),
+	}
+	pk.BG2 = make([]bls.G2Affine, nB)
+	parallelRange(nB, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			pk.BG2[i] = g2[i%len(g2)]
+		}
+	})
+	return pk
+}
+
+// syntheticAssignment builds a witness of the shape and the matching parameters.
+func syntheticAssignment(t testing.TB, sh syntheticShape) (*groth16.Parameters, *cs.ProvingAssignment) {
+	m := 1 << sh.logN
+	nc := m - m/32
+	naux := nc
+	pa := &cs.ProvingAssignment{
+		A: make([]fr.Element, nc, m), B: make([]fr.Element, nc, m), C: make([]fr.Element, nc, m),
+		Input: make([]fr.Element, sh.inputs), Aux: make([]fr.Element, naux),
+	}
+	parallelFill(nc, func(seed uint64, lo, hi int) {
+		rng := splitmix(seed)
+		for i := lo; i < hi; i++ {
+			rng.randomFr(&pa.A[i])
+			rng.randomFr(&pa.B[i])
+			rng.randomFr(&pa.C[i])
+		}
+	})
+	rng := splitmix(99)
+	for i := range pa.Input {
+		rng.randomFr(&pa.Input[i])
+	}
+	pa.Input[0].SetOne()
+	cut01 := uint64(sh.ones01 * float64(1<<32))
+	parallelFill(naux, func(seed uint64, lo, hi int) {
+		rng := splitmix(seed)
+		for i := lo; i < hi; i++ {
+			switch x := rng.next(); {
+			case x>>32 >= cut01:
+				rng.randomFr(&pa.Aux[i])
+			case x&1 == 0:
+				pa.Aux[i].SetZero()
+			default:
+				pa.Aux[i].SetOne()
+			}
+		}
+	})
+	pa.AAuxDensity, pa.BInputDensity, pa.BAuxDensity = cs.NewDensity(0), cs.NewDensity(0), cs.NewDensity(0)
+	cutA, cutB := uint64(4252017623), uint64(sh.bDensity*float64(1<<32)) // 99%, bDensity of 2^32
+	for i := range naux {
+		pa.AAuxDensity.AddBit()
+		pa.BAuxDensity.AddBit()
+		x := rng.next()
+		if x>>32 < cutA {
+			pa.AAuxDensity.Inc(i)
+		}
+		if x&0xffffffff < cutB {
+			pa.BAuxDensity.Inc(i)
+		}
+	}
+	for i := range pa.Input {
+		pa.BInputDensity.AddBit()
+		if i%2 == 0 {
+			pa.BInputDensity.Inc(i)
+		}
+	}
+	nB := pa.BInputDensity.Count() + pa.BAuxDensity.Count()
+	pk := syntheticParams(t, sh, naux, sh.inputs+pa.AAuxDensity.Count(), nB)
+	if err := groth16.CheckShape(pk, pa); err != nil {
+		t.Fatal(err)
+	}
+	return pk, pa
+}
+
+func cloneAssignment(pa *cs.ProvingAssignment) *cs.ProvingAssignment {
+	c := *pa
+	for _, v := range []*[]fr.Element{&c.A, &c.B, &c.C} {
+		n := make([]fr.Element, len(*v), cap(*v))
+		copy(n, *v)
+		*v = n
+	}
+	return &c
+}
+
+// cpuMSMs is the CPU prover's MSM results for pa (pa's a, b, c are consumed).
+func cpuMSMs(t testing.TB, pk *groth16.Parameters, pa *cs.ProvingAssignment) *groth16.MSMResults {
+	ctx := context.Background()
+	h, err := groth16.ComputeH(ctx, pa.A, pa.B, pa.C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := groth16.ComputeMSMs(ctx, pk, pa, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestVRAMHolder is not a test: run as a child process with SNARKD_HOLD_LEAVE=<bytes>, it
+// allocates device memory until only that much is free, prints HELD, and holds it until its
+// stdin closes. It stands for another process on the GPU.
+func TestVRAMHolder(t *testing.T) {
+	leave, err := strconv.ParseUint(os.Getenv("SNARKD_HOLD_LEAVE"), 10, 64)
+	if err != nil {
+		t.Skip("helper process for the squeeze test")
+	}
+	mem := NewCUDAMemory(0)
+	for {
+		info, err := Inventory(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.FreeMem <= leave+AllocGranularity {
+			fmt.Printf("HELD %d FREE %d\n", mem.InUse(), info.FreeMem)
+			break
+		}
+		chunk := min(info.FreeMem-leave, 1<<30)
+		if _, err := mem.Alloc(chunk); err != nil {
+			t.Fatalf("holding %d bytes: %v", chunk, err)
+		}
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}
+
+// holdVRAM starts a holder process leaving `leave` bytes free; stop releases it.
+func holdVRAM(t testing.TB, leave uint64) (stop func()) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestVRAMHolder$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("SNARKD_HOLD_LEAVE=%d", leave))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "HELD ") {
+			t.Logf("holder: %s", sc.Text())
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return func() {
+		in.Close()
+		_ = cmd.Wait()
+	}
+}
+
+func envLogN(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// TestHardwareSqueeze is the acceptance run for the memory policy on a real GPU: another process
+// holds VRAM so that only N GiB stay free (SNARKD_GPU_SQUEEZE="13,9,5,2.5"; "all" is the whole
+// card), and at each N five partitions of a 2^SNARKD_GPU_SQUEEZE_LOG domain (default 24) run on
+// 2 workers. Every proof must equal the CPU prover's bytes, no partition may hit an
+// out-of-memory, and the tiers granted are printed.
+func TestHardwareSqueeze(t *testing.T) {
+	spec := os.Getenv("SNARKD_GPU_SQUEEZE")
+	if spec == "" {
+		t.Skip("set SNARKD_GPU_SQUEEZE=13,9,5,2.5 (GiB left free) to run")
+	}
+	needGPU(t)
+	logN := envLogN("SNARKD_GPU_SQUEEZE_LOG", 24)
+	sh := syntheticShape{logN: logN, inputs: 328, bDensity: 0.25, ones01: 0.95}
+	t0 := time.Now()
+	pk, pa := syntheticAssignment(t, sh)
+	t.Logf("synthetic 2^%d partition built in %s", logN, time.Since(t0))
+	t0 = time.Now()
+	ref := cpuMSMs(t, pk, cloneAssignment(pa))
+	t.Logf("CPU reference MSMs in %s", time.Since(t0))
+	const parts = 5
+	type row struct {
+		leave string
+		tiers []string
+		wall  time.Duration
+		ooms  int
+	}
+	var rows []row
+	for _, f := range strings.Split(spec, ",") {
+		var stop func()
+		if f != "all" {
+			gib, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				t.Fatalf("SNARKD_GPU_SQUEEZE: %q: %v", f, err)
+			}
+			stop = holdVRAM(t, uint64(gib*float64(1<<30)))
+		}
+		sched := hardwareScheduler(t, 2, true, nil, 0)
+		p := NewProver(sched)
+		var wg sync.WaitGroup
+		results := make([]ProveResult, parts)
+		errs := make([]error, parts)
+		start := time.Now()
+		for i := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, s := fixedRS(i)
+				results[i], errs[i] = p.Prove(context.Background(), ProveRequest{JobID: "squeeze", Kind: KindPoRep,
+					Index: i, SRSKey: "squeeze", PK: pk, PA: cloneAssignment(pa), R: r, S: s})
+			}()
+		}
+		wg.Wait()
+		rw := row{leave: f, wall: time.Since(start)}
+		st := sched.Status()
+		_ = sched.Close()
+		if stop != nil {
+			stop()
+		}
+		for i := range parts {
+			if errs[i] != nil {
+				t.Fatalf("N=%s partition %d: %v", f, i, errs[i])
+			}
+			r, s := fixedRS(i)
+			want, err := groth16.Assemble(&pk.VK, ref, &r, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if results[i].Proof.Bytes() != want.Bytes() {
+				t.Errorf("N=%s partition %d (%s): proof differs from the CPU prover's", f, i, results[i].Run.Plan)
+			}
+			rw.ooms += results[i].Run.OOMs
+			rw.tiers = append(rw.tiers, results[i].Run.Plan.String())
+		}
+		if rw.ooms != 0 {
+			t.Errorf("N=%s: %d unexpected out-of-memory retries", f, rw.ooms)
+		}
+		t.Logf("N=%s: limit %s, tiers granted %v", f, FormatBytes(st.Devices[0].Memory.Total-st.Devices[0].Memory.Others-st.Devices[0].Memory.Headroom), st.Devices[0].Tiers)
+		rows = append(rows, rw)
+	}
+	fmt.Printf("\nsqueeze: %d partitions of 2^%d, 2 workers, proofs compared with the CPU prover's bytes\n", parts, logN)
+	fmt.Printf("%-8s %-10s %-6s %s\n", "free GiB", "wall", "OOMs", "plans granted")
+	for _, r := range rows {
+		sort.Strings(r.tiers)
+		fmt.Printf("%-8s %-10s %-6d %s\n", r.leave, r.wall.Round(time.Millisecond), r.ooms, strings.Join(r.tiers, "; "))
+	}
+}
+
+// TestHardwarePartitionBench measures steady-state GPU time per partition for a
+// PoRep-32GiB-shaped partition (SNARKD_GPU_PARTITION_BENCH=<log domain>, 27 for the real
+// shape): random SRS of the real sizes, 95% of aux values in {0,1}, B density a quarter, 2
+// workers. Modes: full plan with the SRS resident, full plan streamed, and the minimal plan.
+func TestHardwarePartitionBench(t *testing.T) {
+	logN := envLogN("SNARKD_GPU_PARTITION_BENCH", 0)
+	if logN == 0 {
+		t.Skip("set SNARKD_GPU_PARTITION_BENCH=27 to run")
+	}
+	needGPU(t)
+	parts := envLogN("SNARKD_GPU_PARTITION_COUNT", 6)
+	modes := strings.Split(os.Getenv("SNARKD_GPU_PARTITION_MODES"), ",")
+	if modes[0] == "" {
+		modes = []string{"full-resident", "full-streamed", "minimal"}
+	}
+	t0 := time.Now()
+	pk, pa := syntheticAssignment(t, syntheticShape{logN: logN, inputs: 328, bDensity: 0.25, ones01: 0.95})
+	t.Logf("synthetic 2^%d partition built in %s", logN, time.Since(t0))
+	type row struct {
+		mode          string
+		perPartition  time.Duration
+		firstLatency  time.Duration
+		stages        string
+		plan          string
+		partitionsRun int
+	}
+	var rows []row
+	for _, mode := range modes {
+		var filter func([]Plan) []Plan
+		resident, workers, n := false, 2, parts
+		switch mode {
+		case "full-resident":
+			filter, resident = OnlyTier(TierFull, true), true
+		case "full-streamed":
+			filter = OnlyTier(TierFull, false)
+		case "partial":
+			filter = OnlyTier(TierPartial, false)
+		case "minimal":
+			filter, workers, n = OnlyTier(TierMinimal, false), 1, min(parts, 3)
+		default:
+			t.Fatalf("unknown mode %q", mode)
+		}
+		sched := hardwareScheduler(t, workers, resident, filter, 0)
+		p := NewProver(sched)
+		// Warm-up: loads the resident vectors and the NTT tables.
+		r, s := fixedRS(0)
+		if _, err := p.Prove(context.Background(), ProveRequest{JobID: "warm", Kind: KindPoRep, SRSKey: "bench",
+			PK: pk, PA: pa, R: r, S: s}); err != nil {
+			t.Fatalf("%s warm-up: %v", mode, err)
+		}
+		done := make([]time.Time, n)
+		results := make([]ProveResult, n)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		errs := make([]error, n)
+		start := time.Now()
+		sem := make(chan struct{}, workers) // one partition in flight per worker, as the pipeline keeps
+		for i := range n {
+			sem <- struct{}{}
+			in := pa
+			if mode == "minimal" {
+				in = cloneAssignment(pa) // the minimal plan transforms a, b, c on the host
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				r, s := fixedRS(i)
+				res, err := p.Prove(context.Background(), ProveRequest{JobID: "bench", Kind: KindPoRep, Index: i,
+					SRSKey: "bench", PK: pk, PA: in, R: r, S: s})
+				mu.Lock()
+				done[i], results[i], errs[i] = time.Now(), res, err
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		_ = sched.Close()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("%s partition %d: %v", mode, i, err)
+			}
+		}
+		sort.Slice(done, func(i, j int) bool { return done[i].Before(done[j]) })
+		rw := row{mode: mode, firstLatency: done[0].Sub(start), stages: stagesString(results[n-1].Stages),
+			plan: results[n-1].Run.Plan.String(), partitionsRun: n}
+		if n > 1 {
+			rw.perPartition = done[n-1].Sub(done[0]) / time.Duration(n-1)
+		} else {
+			rw.perPartition = rw.firstLatency
+		}
+		t.Logf("%s: %s", mode, rw.stages)
+		rows = append(rows, rw)
+	}
+	fmt.Printf("\npartition benchmark: 2^%d domain, %d inputs, 95%% aux in {0,1}, B density 1/4\n", logN, 328)
+	fmt.Printf("%-14s %-4s %-12s %-12s %s\n", "mode", "n", "per part.", "first", "plan")
+	for _, r := range rows {
+		fmt.Printf("%-14s %-4d %-12s %-12s %s\n", r.mode, r.partitionsRun, r.perPartition.Round(time.Millisecond),
+			r.firstLatency.Round(time.Millisecond), r.plan)
+	}
+	for _, r := range rows {
+		fmt.Printf("stages %s: %s\n", r.mode, r.stages)
+	}
+}

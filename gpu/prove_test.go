@@ -1,0 +1,216 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/testcircuit"
+)
+
+const proveTestConstraints = 3000 // a 2^12 domain
+
+var (
+	proveSetupOnce sync.Once
+	proveSetupPK   *groth16.Parameters
+	proveSetupErr  error
+)
+
+func proveTestParams(t testing.TB) *groth16.Parameters {
+	t.Helper()
+	proveSetupOnce.Do(func() {
+		proveSetupPK, proveSetupErr = groth16.SetupFromSeed(context.Background(),
+			testcircuit.New(proveTestConstraints, 11), []byte("gpu prove test"))
+	})
+	if proveSetupErr != nil {
+		t.Fatal(proveSetupErr)
+	}
+	return proveSetupPK
+}
+
+func synth(t testing.TB, pk *groth16.Parameters, witness uint64) *cs.ProvingAssignment {
+	t.Helper()
+	pa, err := cs.SynthesizeProving(context.Background(), testcircuit.NewWithWitness(proveTestConstraints, 11, witness), groth16.CapacityFor(pk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pa
+}
+
+// cpuProof is the CPU prover's proof bytes for the same witness and r, s.
+func cpuProof(t testing.TB, pk *groth16.Parameters, witness uint64, r, s fr.Element) []byte {
+	t.Helper()
+	pr, err := groth16.ProveAssignment(context.Background(), pk, synth(t, pk, witness), &r, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pr.Bytes()
+	return b[:]
+}
+
+func fixedRS(i int) (r, s fr.Element) {
+	r.SetUint64(uint64(1000 + i))
+	s.SetUint64(uint64(2000 + i))
+	return r, s
+}
+
+// TestProveSimulatedTiers runs partitions on simulated devices just large enough for one plan,
+// restricted to that plan, and checks that the proof bytes equal the CPU prover's.
+func TestProveSimulatedTiers(t *testing.T) {
+	pk := proveTestParams(t)
+	for i, tc := range []struct {
+		tier     Tier
+		resident bool
+	}{{TierFull, true}, {TierFull, false}, {TierPartial, false}, {TierMinimal, false}} {
+		plan := Planner{}.Plan(ShapeOf(pk, "test"), tc.tier, tc.resident)
+		t.Run(plan.String(), func(t *testing.T) {
+			dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: plan.Need() + DefaultHeadroom})
+			sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 1, ResidentTTL: -1,
+				SRSResidency: tc.resident, PlanFilter: OnlyTier(tc.tier, tc.resident)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sched.Close()
+			r, s := fixedRS(i)
+			res, err := NewProver(sched).Prove(context.Background(), ProveRequest{
+				JobID: "j", Kind: KindPoRep, PK: pk, PA: synth(t, pk, uint64(i)), R: r, S: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Run.Plan.Tier != plan.Tier || res.Run.Plan.SRSResident != tc.resident {
+				t.Errorf("granted %s, want %s", res.Run.Plan, plan)
+			}
+			if want := cpuProof(t, pk, uint64(i), r, s); !bytes.Equal(proofBytes(res.Proof), want) {
+				t.Error("proof differs from the CPU prover's with the same r, s")
+			}
+			if st := sched.Status().Devices[0].Memory; st.Reserved != st.ResidentBytes || st.Grants != 0 {
+				t.Errorf("books after the partition: %+v", st)
+			}
+			if err := sched.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if st := dev.Stats(); st.Allocated != 0 {
+				t.Errorf("%d bytes still allocated after close", st.Allocated)
+			}
+		})
+	}
+}
+
+// TestProveSimulatedOOM injects allocation failures: the partition retries with smaller plans
+// and still returns the right proof.
+func TestProveSimulatedOOM(t *testing.T) {
+	pk := proveTestParams(t)
+	dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: 1 << 30})
+	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 2, ResidentTTL: -1, SRSResidency: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close()
+	dev.InjectAllocFailures(2)
+	r, s := fixedRS(7)
+	res, err := NewProver(sched).Prove(context.Background(), ProveRequest{JobID: "j", Kind: KindWindowPoSt,
+		PK: pk, PA: synth(t, pk, 7), R: r, S: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Run.OOMs == 0 {
+		t.Errorf("injected failures were not seen: %+v", res.Run)
+	}
+	if !bytes.Equal(proofBytes(res.Proof), cpuProof(t, pk, 7, r, s)) {
+		t.Error("proof after out-of-memory retries differs from the CPU prover's")
+	}
+}
+
+// TestProveSimulatedConcurrent proves partitions of several kinds on 2 devices × 2 workers at
+// once; every proof is right and every accounted byte comes back.
+func TestProveSimulatedConcurrent(t *testing.T) {
+	pk := proveTestParams(t)
+	devs, err := NewSimDevices("2x1GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []Device
+	for _, d := range devs {
+		ds = append(ds, d)
+	}
+	sched, err := NewScheduler(Config{Devices: ds, WorkersPerDevice: 2, ResidentTTL: -1, SRSResidency: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProver(sched)
+	const n = 8
+	pas := make([]*cs.ProvingAssignment, n)
+	for i := range pas {
+		pas[i] = synth(t, pk, uint64(i))
+	}
+	var wg sync.WaitGroup
+	proofs := make([][]byte, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, s := fixedRS(i)
+			res, err := p.Prove(context.Background(), ProveRequest{JobID: "job", Kind: ProofKind(i % 4), Index: i,
+				SRSKey: "test", PK: pk, PA: pas[i], R: r, S: s})
+			errs[i] = err
+			if err == nil {
+				proofs[i] = proofBytes(res.Proof)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("partition %d: %v", i, errs[i])
+		}
+		r, s := fixedRS(i)
+		if !bytes.Equal(proofs[i], cpuProof(t, pk, uint64(i), r, s)) {
+			t.Errorf("partition %d differs from the CPU prover's proof", i)
+		}
+	}
+	if err := sched.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range devs {
+		if st := d.Stats(); st.Allocated != 0 {
+			t.Errorf("device %d: %d bytes allocated after close", i, st.Allocated)
+		}
+	}
+}
+
+// TestGatherMatchesDensity checks the parallel density gather against a plain loop.
+func TestGatherMatchesDensity(t *testing.T) {
+	for _, n := range []int{0, 1, 63, 64, 65, 1000, 200_000} {
+		vals := make([]fr.Element, n)
+		var d cs.Density
+		var want []fr.Element
+		for i := range vals {
+			vals[i].SetUint64(uint64(i*7 + 1))
+			d.AddBit()
+			if (i*2654435761)%5 < 2 {
+				d.Inc(i)
+				want = append(want, vals[i])
+			}
+		}
+		got := gather(vals, &d)
+		if len(got) != len(want) {
+			t.Fatalf("n=%d: %d values, want %d", n, len(got), len(want))
+		}
+		for i := range got {
+			if !got[i].Equal(&want[i]) {
+				t.Fatalf("n=%d: value %d differs", n, i)
+			}
+		}
+	}
+}
+
+func proofBytes(p *groth16.Proof) []byte {
+	b := p.Bytes()
+	return b[:]
+}

@@ -1,0 +1,64 @@
+package prover
+
+import (
+	"context"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/groth16"
+)
+
+// GPUBackend proves partitions with the GPU partition prover: the scheduler picks the device
+// and the memory plan, the kernels run the H step and the MSMs, and the CPU assembles the proof.
+type GPUBackend struct {
+	prover *gpu.Prover
+	name   string
+}
+
+// NewGPUBackend returns a backend over sched's devices; name is what Status reports ("cuda",
+// or "simulated" for --simulate-gpus).
+func NewGPUBackend(sched *gpu.Scheduler, name string) *GPUBackend {
+	return &GPUBackend{prover: gpu.NewProver(sched), name: name}
+}
+
+// Name implements Backend.
+func (b *GPUBackend) Name() string { return b.name }
+
+// Concurrency is the scheduler's worker count: one partition in flight per worker.
+func (b *GPUBackend) Concurrency() int { return b.prover.Sched.Workers() }
+
+// Scheduler returns the scheduler (for Status and metrics).
+func (b *GPUBackend) Scheduler() *gpu.Scheduler { return b.prover.Sched }
+
+// Prove implements Backend.
+func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
+	res, err := b.prover.Prove(ctx, gpu.ProveRequest{
+		JobID: info.JobID, Kind: GPUKind(info.Kind), Submitted: info.Submitted, Index: info.Index,
+		PK: pk, PA: pa, R: *r, S: *s,
+	})
+	if err != nil {
+		return nil, err
+	}
+	kv := []any{"job", info.JobID, "kind", info.Kind, "partition", info.Index, "of", info.Partitions,
+		"device", res.Run.Device, "worker", res.Run.Worker, "plan", res.Run.Plan.String(), "attempts", res.Run.Attempts}
+	for _, st := range res.Stages {
+		kv = append(kv, st.Name, st.Duration.String())
+	}
+	log.Debugw("partition proved on gpu", kv...)
+	return res.Proof, nil
+}
+
+// GPUKind is the scheduler's queue class of a proof kind.
+func GPUKind(k Kind) gpu.ProofKind {
+	switch k {
+	case KindWinningPoSt:
+		return gpu.KindWinningPoSt
+	case KindWindowPoSt:
+		return gpu.KindWindowPoSt
+	case KindSnapProve:
+		return gpu.KindSnapDeals
+	}
+	return gpu.KindPoRep
+}
