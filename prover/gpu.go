@@ -41,6 +41,7 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 	if err != nil {
 		return nil, err
 	}
+	NoteDevice(ctx, res.Run.Device) // the job's assigned GPU (cuzk assigned_gpu, Job.GPUs)
 	kv := []any{"job", info.JobID, "kind", info.Kind, "partition", info.Index, "of", info.Partitions,
 		"device", res.Run.Device, "worker", res.Run.Worker, "plan", res.Run.Plan.String(), "attempts", res.Run.Attempts}
 	for _, st := range res.Stages {
