@@ -137,11 +137,12 @@ func (CPUBackend) Prove(ctx context.Context, _ PartitionInfo, pk *groth16.Parame
 type Pipeline struct {
 	backend Backend
 	params  *ParamCache
+	gate    *gate
 }
 
 // New returns a pipeline.
 func New(backend Backend, params *ParamCache) *Pipeline {
-	return &Pipeline{backend: backend, params: params}
+	return &Pipeline{backend: backend, params: params, gate: newGate(backend.Concurrency())}
 }
 
 // Backend returns the backend's name.
@@ -246,10 +247,9 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		info.Submitted = time.Now()
 	}
 	// Synthesis of the next partitions runs while earlier ones prove, with at most
-	// Concurrency() partitions synthesized and not yet proved: a 32 GiB PoRep partition holds
-	// about 16 GiB of host memory until its proof is done.
-	inflight := max(p.backend.Concurrency(), 1)
-	slots := make(chan struct{}, inflight)
+	// Concurrency() partitions synthesized and not yet proved over all requests (a 32 GiB PoRep
+	// partition holds about 16 GiB of host memory until its proof is done); the gate hands the
+	// slots out by priority, so a WinningPoSt waits for at most one partition.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -258,19 +258,17 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		proveMs time.Duration
 	)
 	fail := func(err error) { cancel(err) }
+	class := GPUKind(req.Kind).Class()
 	for i, part := range parts {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
+		if err := p.gate.acquire(ctx, gateKey{class: class, submitted: info.Submitted, job: info.JobID, index: i}); err != nil {
+			fail(err)
 			break
 		}
 		progress(StageSynthesizing, i, len(parts))
 		t0 := time.Now()
 		pa, err := part.synthesize(ctx, groth16.CapacityFor(pk))
 		if err != nil {
-			<-slots
+			p.gate.release()
 			fail(fmt.Errorf("synthesizing partition %d: %w", i, err))
 			break
 		}
@@ -278,7 +276,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		progress(StageProving, i, len(parts))
 		r, s, err := groth16.RandomRS(nil)
 		if err != nil {
-			<-slots
+			p.gate.release()
 			fail(err)
 			break
 		}
@@ -287,7 +285,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		wg.Add(1)
 		go func(i int, pa *cs.ProvingAssignment) {
 			defer wg.Done()
-			defer func() { <-slots }()
+			defer p.gate.release() // the slot taken for this partition
 			t1 := time.Now()
 			pr, err := p.backend.Prove(ctx, pi, pk, pa, &r, &s)
 			if err != nil {

@@ -46,7 +46,8 @@ type Runner interface {
 
 // Config tunes the manager.
 type Config struct {
-	// Workers is how many jobs run at once.
+	// Workers is how many jobs run at once; one more worker runs only WinningPoSt and
+	// WindowPoSt jobs.
 	Workers int
 	// MaxPending bounds jobs queued or running; Submit answers ErrQueueFull beyond it.
 	MaxPending int
@@ -171,8 +172,12 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 	}
 	for i := 0; i < cfg.Workers; i++ {
 		m.wg.Add(1)
-		go m.worker()
+		go m.worker(false)
 	}
+	// One more worker runs only PoSt jobs, so that a WinningPoSt or WindowPoSt never waits for
+	// whole seal jobs to finish: inside the prover, partitions are admitted by priority.
+	m.wg.Add(1)
+	go m.worker(true)
 	if cfg.Retention > 0 {
 		m.wg.Add(1)
 		go m.pruneLoop()
@@ -348,12 +353,14 @@ func (m *Manager) event(e *entry, typ rpcapi.EventType, partition int) rpcapi.Jo
 	return ev
 }
 
-func (m *Manager) worker() {
+// worker runs queued jobs, best first, until the manager closes; a postOnly worker takes only
+// jobs of a PoSt class.
+func (m *Manager) worker(postOnly bool) {
 	defer m.wg.Done()
 	for {
 		m.mu.Lock()
 		var e *entry
-		if !m.closing && m.queue.Len() > 0 {
+		if !m.closing && m.queue.Len() > 0 && (!postOnly || m.queue[0].rec.Job.Priority < rpcapi.PrioritySeal) {
 			e = heap.Pop(&m.queue).(*entry)
 		}
 		m.mu.Unlock()
