@@ -30,6 +30,90 @@ type Config struct {
 	Jobs   Jobs   `toml:"Jobs"`
 	Lotus  Lotus  `toml:"Lotus"`
 	Cuzk   Cuzk   `toml:"Cuzk"`
+	GPU    GPU    `toml:"GPU"`
+}
+
+// DefaultVRAMHeadroom is the device memory kept free for other host processes (the gpu
+// package's DefaultHeadroom; config does not import gpu).
+const DefaultVRAMHeadroom = 512 << 20
+
+// DefaultGPUWorkersPerDevice is how many partitions run on one GPU at once by default: one
+// partition's uploads and CPU epilogue overlap the other's kernels.
+const DefaultGPUWorkersPerDevice = 2
+
+// GPU configures the GPU partition prover: which devices, how much of their memory it may
+// plan with, and how many partitions run on each.
+type GPU struct {
+	// Simulate, when set ("2x16GiB", "1x80GB,2x24GiB"), proves on simulated GPUs of those sizes
+	// (the arithmetic runs on the CPU inside the simulated kernel slots) whatever the build and
+	// Prover.Backend say; empty uses real GPUs as Prover.Backend selects.
+	Simulate string `toml:"Simulate" env:"SNARKD_GPU_SIMULATE"`
+	// VRAMHeadroom is device memory admission leaves free on every GPU for other processes; 0
+	// leaves none.
+	VRAMHeadroom Bytes `toml:"VRAMHeadroom" env:"SNARKD_GPU_VRAM_HEADROOM"`
+	// WorkersPerDevice is how many partitions run on one GPU at once.
+	WorkersPerDevice int `toml:"WorkersPerDevice" env:"SNARKD_GPU_WORKERS_PER_DEVICE"`
+	// PinnedBudget bounds page-locked host memory for uploads; 0 means a quarter of RAM.
+	PinnedBudget Bytes `toml:"PinnedBudget" env:"SNARKD_GPU_PINNED_BUDGET"`
+	// SRSResidency keeps the SRS of hot circuits in VRAM where it fits beside every worker's
+	// largest plan.
+	SRSResidency bool `toml:"SRSResidency" env:"SNARKD_GPU_SRS_RESIDENCY"`
+	// Devices lists the GPU ordinals to use (the order of CUDA_VISIBLE_DEVICES, or of the
+	// Simulate spec); empty uses every device.
+	Devices []int `toml:"Devices,omitempty" env:"SNARKD_GPU_DEVICES"`
+}
+
+// Validate checks the GPU settings.
+func (g GPU) Validate() error {
+	if g.Simulate != "" {
+		if err := checkSimSpec(g.Simulate); err != nil {
+			return fmt.Errorf("GPU.Simulate %q: %w", g.Simulate, err)
+		}
+	}
+	if g.WorkersPerDevice < 1 || g.WorkersPerDevice > 16 {
+		return fmt.Errorf("GPU.WorkersPerDevice %d: want 1..16", g.WorkersPerDevice)
+	}
+	if g.PinnedBudget != 0 && g.PinnedBudget < 64<<20 {
+		return fmt.Errorf("GPU.PinnedBudget %s: want 0 (a quarter of RAM) or at least 64MiB", g.PinnedBudget)
+	}
+	seen := map[int]bool{}
+	for _, d := range g.Devices {
+		if d < 0 {
+			return fmt.Errorf("GPU.Devices %v: ordinal %d is negative", g.Devices, d)
+		}
+		if seen[d] {
+			return fmt.Errorf("GPU.Devices %v: ordinal %d is listed twice", g.Devices, d)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+// checkSimSpec checks the syntax of a simulated GPU spec: comma-separated [COUNTx]SIZE
+// groups, 1..64 devices a group, at least 1 GiB each (gpu.ParseSimSpec builds the devices).
+func checkSimSpec(spec string) error {
+	for _, group := range strings.Split(spec, ",") {
+		group = strings.TrimSpace(group)
+		if group == "" {
+			return errors.New("empty group; want [COUNTx]SIZE groups separated by commas, e.g. 2x16GiB")
+		}
+		size := group
+		if i := strings.IndexAny(group, "xX"); i > 0 {
+			n, err := strconv.Atoi(group[:i])
+			if err != nil || n < 1 || n > 64 {
+				return fmt.Errorf("bad device count %q in %q; want 1..64", group[:i], group)
+			}
+			size = group[i+1:]
+		}
+		b, err := ParseBytes(size)
+		if err != nil {
+			return err
+		}
+		if b < 1<<30 {
+			return fmt.Errorf("%q: a simulated GPU needs at least 1GiB", group)
+		}
+	}
+	return nil
 }
 
 // MinCuzkMessageBytes is the smallest gRPC message limit the cuzk service accepts: Curio's
@@ -141,6 +225,8 @@ func Default() Config {
 			PoStParallelReads: 32,
 		},
 		Cuzk: Cuzk{MaxMessageBytes: MinCuzkMessageBytes},
+		GPU: GPU{VRAMHeadroom: DefaultVRAMHeadroom, WorkersPerDevice: DefaultGPUWorkersPerDevice,
+			SRSResidency: true},
 	}
 }
 
@@ -234,6 +320,9 @@ func (c Config) Validate() error {
 	if c.Lotus.PoStReadTimeout < 0 {
 		return fmt.Errorf("Lotus.PoStReadTimeout %s: must not be negative (0 means no limit)", c.Lotus.PoStReadTimeout)
 	}
+	if err := c.GPU.Validate(); err != nil {
+		return err
+	}
 	return c.Cuzk.Validate()
 }
 
@@ -297,7 +386,8 @@ func walkEnv(v reflect.Value, prefix string, fn func(f reflect.Value, key, env s
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
-		key := prefix + sf.Tag.Get("toml")
+		name, _, _ := strings.Cut(sf.Tag.Get("toml"), ",")
+		key := prefix + name
 		if sf.Type.Kind() == reflect.Struct {
 			if err := walkEnv(v.Field(i), key+".", fn); err != nil {
 				return err
@@ -333,6 +423,19 @@ func setField(f reflect.Value, s string) error {
 			return err
 		}
 		*p = n
+	case *[]int: // comma-separated; empty means none
+		var out []int
+		for _, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return fmt.Errorf("%q: want comma-separated integers", s)
+			}
+			out = append(out, n)
+		}
+		*p = out
 	default:
 		return fmt.Errorf("unsupported setting type %s", f.Type())
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -45,7 +46,7 @@ func TestLoadMissingFileGivesDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg != Default() {
+	if !reflect.DeepEqual(cfg, Default()) {
 		t.Fatalf("got %+v, want defaults", cfg)
 	}
 }
@@ -67,6 +68,18 @@ func TestLoadErrors(t *testing.T) {
 		{"bad worker mode", "[Lotus]\nWorkerMode = \"post\"\n", nil, "Lotus.WorkerMode"},
 		{"no parallel reads", "", []string{"SNARKD_LOTUS_POST_PARALLEL_READS=0"}, "Lotus.PoStParallelReads"},
 		{"negative read timeout", "", []string{"SNARKD_LOTUS_POST_READ_TIMEOUT=-1s"}, "Lotus.PoStReadTimeout"},
+		{"bad sim spec", "", []string{"SNARKD_GPU_SIMULATE=2x"}, "GPU.Simulate"},
+		{"bad sim count", "[GPU]\nSimulate = \"0x16GiB\"\n", nil, "bad device count"},
+		{"tiny sim gpu", "[GPU]\nSimulate = \"2x512MiB\"\n", nil, "at least 1GiB"},
+		{"empty sim group", "[GPU]\nSimulate = \"16GiB,\"\n", nil, "empty group"},
+		{"bad headroom", "", []string{"SNARKD_GPU_VRAM_HEADROOM=lots"}, "SNARKD_GPU_VRAM_HEADROOM"},
+		{"no gpu workers", "[GPU]\nWorkersPerDevice = 0\n", nil, "GPU.WorkersPerDevice 0: want 1..16"},
+		{"too many gpu workers", "", []string{"SNARKD_GPU_WORKERS_PER_DEVICE=17"}, "GPU.WorkersPerDevice 17"},
+		{"tiny pinned budget", "[GPU]\nPinnedBudget = \"1MiB\"\n", nil, "GPU.PinnedBudget 1MiB"},
+		{"bad residency", "", []string{"SNARKD_GPU_SRS_RESIDENCY=maybe"}, "SNARKD_GPU_SRS_RESIDENCY"},
+		{"negative device", "[GPU]\nDevices = [0, -1]\n", nil, "ordinal -1 is negative"},
+		{"duplicate device", "", []string{"SNARKD_GPU_DEVICES=1,1"}, "ordinal 1 is listed twice"},
+		{"bad device list", "", []string{"SNARKD_GPU_DEVICES=0;1"}, "SNARKD_GPU_DEVICES"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := t.TempDir()
@@ -96,7 +109,7 @@ func TestWriteDefaultRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg != Default() {
+	if !reflect.DeepEqual(cfg, Default()) {
 		t.Fatalf("round trip changed config: %+v", cfg)
 	}
 }
@@ -137,5 +150,54 @@ func TestEnvVarsDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), env) || !strings.Contains(string(doc), key) {
 			t.Errorf("docs/config.md does not document %s (%s)", key, env)
 		}
+	}
+}
+
+func TestGPUDefaults(t *testing.T) {
+	g := Default().GPU
+	if g.Simulate != "" || g.VRAMHeadroom != 512<<20 || g.WorkersPerDevice != 2 || g.PinnedBudget != 0 ||
+		!g.SRSResidency || g.Devices != nil {
+		t.Fatalf("GPU defaults = %+v", g)
+	}
+}
+
+func TestGPUFileAndEnv(t *testing.T) {
+	repo := t.TempDir()
+	file := `
+[GPU]
+Simulate = "1x80GB,2x24GiB"
+VRAMHeadroom = "1GiB"
+Devices = [2, 0]
+SRSResidency = false
+`
+	if err := os.WriteFile(filepath.Join(repo, FileName), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(repo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := GPU{Simulate: "1x80GB,2x24GiB", VRAMHeadroom: 1 << 30, WorkersPerDevice: 2, Devices: []int{2, 0}}
+	if !reflect.DeepEqual(cfg.GPU, want) {
+		t.Fatalf("from file: %+v, want %+v", cfg.GPU, want)
+	}
+	cfg, err = Load(repo, []string{"SNARKD_GPU_SIMULATE=2x16GiB", "SNARKD_GPU_VRAM_HEADROOM=0",
+		"SNARKD_GPU_WORKERS_PER_DEVICE=3", "SNARKD_GPU_PINNED_BUDGET=8GiB", "SNARKD_GPU_SRS_RESIDENCY=true",
+		"SNARKD_GPU_DEVICES=1, 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = GPU{Simulate: "2x16GiB", VRAMHeadroom: 0, WorkersPerDevice: 3, PinnedBudget: 8 << 30,
+		SRSResidency: true, Devices: []int{1, 3}}
+	if !reflect.DeepEqual(cfg.GPU, want) {
+		t.Fatalf("from env: %+v, want %+v", cfg.GPU, want)
+	}
+	// An empty SNARKD_GPU_DEVICES means every device, overriding the file's list.
+	cfg, err = Load(repo, []string{"SNARKD_GPU_DEVICES="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.GPU.Devices) != 0 {
+		t.Fatalf("SNARKD_GPU_DEVICES= left %v", cfg.GPU.Devices)
 	}
 }
