@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/plugin/auth"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/plugin/journal"
@@ -40,12 +41,19 @@ type minerRecord struct {
 type Options struct {
 	// Repo is the repo directory (journal, keystore, parameter cache).
 	Repo string
-	// BackendName is the resolved backend ("cpu" or "cuda"); Backend proves partitions.
+	// BackendName is the resolved backend ("cpu", "cuda" or "simulated"); Backend proves
+	// partitions (nil: the CPU).
 	BackendName string
 	Backend     prover.Backend
-	// Devices are reported by Status; GPUs names go into the Lotus Info.
+	// Devices are reported by Status when GPUStatus is nil; GPUs names go into the Lotus Info.
 	Devices []rpcapi.DeviceStatus
 	GPUs    []string
+	// GPUStatus, when set (a GPU backend), reports the GPU scheduler's devices, books, tiers
+	// and workers for Status and the /metrics gauges (gpu.Scheduler.Status).
+	GPUStatus func() gpu.Status
+	// GPUMetrics are the counters the GPU scheduler reports to (gpu.Config.Metrics), rendered
+	// on /metrics.
+	GPUMetrics *GPUMetrics
 	// Shutdown stops the daemon (Filecoin.Shutdown).
 	Shutdown func()
 }
@@ -64,8 +72,11 @@ type Daemon struct {
 	prover   *ProverAPI
 	server   *Server
 	cancel   context.CancelFunc
-	name     string
-	repo     string
+
+	gpuStatus  func() gpu.Status
+	gpuMetrics *GPUMetrics
+	name       string
+	repo       string
 
 	deliverer *lotus.Deliverer
 }
@@ -110,6 +121,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, backend: opts.BackendName, secret: secret, verifier: verifier, journal: j,
 		pipeline: pipe, jobs: m, cancel: cancel, name: name, repo: opts.Repo,
+		gpuStatus: opts.GPUStatus, gpuMetrics: opts.GPUMetrics,
 	}
 	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
@@ -130,7 +142,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		devices = []rpcapi.DeviceStatus{{Name: "cpu"}}
 	}
 	d.prover = &ProverAPI{Backend: opts.BackendName, jobs: m, params: pipe.Params(), attacher: d.attacher,
-		started: time.Now(), devices: devices, remember: d.rememberMiner}
+		started: time.Now(), devices: devices, gpuStatus: opts.GPUStatus, remember: d.rememberMiner}
 	d.server = New(cfg, Handlers{
 		Prover: d.prover, Worker: d.worker, Verify: verifier.Verify,
 		Metrics: http.HandlerFunc(d.metrics), Status: http.HandlerFunc(d.status),

@@ -74,6 +74,9 @@ func (d *Daemon) metricsText() []byte {
 	for _, p := range d.pipeline.Params().Loaded() {
 		fmt.Fprintf(&b, "snarkd_params_bytes{circuit=%q} %d\n", p.Circuit, p.Bytes)
 	}
+	if d.gpuStatus != nil {
+		writeGPUMetrics(&b, d.gpuMetrics, d.gpuStatus())
+	}
 	return b.Bytes()
 }
 

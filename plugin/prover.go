@@ -11,6 +11,7 @@ import (
 	"github.com/ipfs/go-cid"
 
 	"github.com/snarkd/snarkd/buildinfo"
+	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/plugin/lotus"
 	"github.com/snarkd/snarkd/prover"
@@ -28,6 +29,7 @@ type ProverAPI struct {
 	workerURL string
 	started   time.Time
 	devices   []rpcapi.DeviceStatus
+	gpuStatus func() gpu.Status
 	remember  func(apiInfo, workerURL string) error
 }
 
@@ -49,11 +51,17 @@ func (p *ProverAPI) Status(context.Context) (rpcapi.StatusInfo, error) {
 	}
 	snap := p.jobs.Snapshot()
 	st := rpcapi.StatusInfo{Version: buildinfo.String(), Backend: p.Backend, StartedAt: p.started}
-	for _, d := range p.devices {
-		d.WorkersBusy = len(snap.RunningIDs)
-		d.Workers = snap.Workers
-		d.CurrentJobIDs = snap.RunningIDs
-		st.Devices = append(st.Devices, d)
+	if p.gpuStatus != nil {
+		gs := p.gpuStatus()
+		st.Devices = gpuDevices(gs)
+		st.PinnedHostBytes = gs.Pinned.Held
+	} else {
+		for _, d := range p.devices {
+			d.WorkersBusy = len(snap.RunningIDs)
+			d.Workers = snap.Workers
+			d.CurrentJobIDs = snap.RunningIDs
+			st.Devices = append(st.Devices, d)
+		}
 	}
 	for _, k := range rpcapi.Kinds {
 		st.Queues = append(st.Queues, rpcapi.QueueStatus{Kind: k, Queued: snap.Queued[k], Running: snap.Running[k]})

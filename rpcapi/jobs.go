@@ -236,15 +236,53 @@ type StatusInfo struct {
 	Miner           *MinerStatus `json:",omitempty"`
 }
 
-// DeviceStatus is one proving device (the CPU counts as one on the cpu backend).
+// DeviceStatus is one proving device (the CPU counts as one on the cpu backend). On the cpu
+// backend Workers, WorkersBusy and CurrentJobIDs are the job manager's; on a GPU backend
+// ("cuda", "simulated") every field comes from the GPU scheduler: its partition workers on this
+// device and the memory books of its accounting allocator.
 type DeviceStatus struct {
-	Name          string
-	VRAMTotal     uint64
-	VRAMFree      uint64
-	VRAMReserved  uint64
+	Name string
+	// Ordinal is the GPU's CUDA ordinal (its position in the --simulate-gpus spec); 0 for the CPU.
+	Ordinal   int
+	VRAMTotal uint64
+	VRAMFree  uint64
+	// VRAMReserved is what admission has granted: partition plans plus resident vectors.
+	VRAMReserved uint64
+	// VRAMLimit is what admission may grant in all: total − other processes − headroom.
+	VRAMLimit uint64 `json:",omitempty"`
+	// VRAMAllocated is device memory this daemon holds now.
+	VRAMAllocated uint64 `json:",omitempty"`
+	// VRAMOthers is what other processes (and the driver) use, as last sampled.
+	VRAMOthers uint64 `json:",omitempty"`
+	// VRAMHeadroom is kept free for other processes.
+	VRAMHeadroom uint64 `json:",omitempty"`
+	// ResidentBytes is the part of VRAMReserved held by resident vectors (NTT tables, SRS).
+	ResidentBytes uint64 `json:",omitempty"`
+	// Waiting counts partitions waiting for memory on this device.
+	Waiting int `json:",omitempty"`
+	// Tiers counts the memory plans granted since start by tier (full, partial, minimal).
+	Tiers         map[string]int `json:",omitempty"`
 	Workers       int
 	WorkersBusy   int
 	CurrentJobIDs []JobID `json:",omitempty"`
+	// WorkerStates is what each GPU worker runs now (GPU backends only).
+	WorkerStates []DeviceWorker `json:",omitempty"`
+}
+
+// DeviceWorker is one GPU partition worker.
+type DeviceWorker struct {
+	ID   int
+	Busy bool
+	// JobID, Kind and Partition name the partition being proved (Kind is the scheduler's
+	// queue class name: winning-post, window-post, porep, snap-deals).
+	JobID     JobID  `json:",omitempty"`
+	Kind      string `json:",omitempty"`
+	Partition int
+	// Tier is the memory plan granted (full, partial, minimal); SRSResident says whether the
+	// circuit's SRS is in VRAM; Bytes is the plan's device memory.
+	Tier        string `json:",omitempty"`
+	SRSResident bool   `json:",omitempty"`
+	Bytes       uint64 `json:",omitempty"`
 }
 
 // QueueStatus counts jobs of one kind.

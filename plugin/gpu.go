@@ -1,0 +1,216 @@
+package plugin
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/rpcapi"
+)
+
+// GPUMetrics counts the GPU scheduler's measurements for /metrics; it implements gpu.Metrics
+// (gpu.Config.Metrics) and is handed to the daemon in Options.GPUMetrics.
+type GPUMetrics struct {
+	mu            sync.Mutex
+	granted       map[grantKey]uint64
+	grantedBytes  map[grantKey]uint64
+	allocFailed   map[failKey]uint64
+	fallbacks     uint64
+	fallbackBytes uint64
+}
+
+type grantKey struct {
+	device int
+	kind   string
+	tier   string
+	srs    string
+}
+
+type failKey struct {
+	device int
+	tier   string
+}
+
+var _ gpu.Metrics = (*GPUMetrics)(nil)
+
+// NewGPUMetrics returns empty counters.
+func NewGPUMetrics() *GPUMetrics {
+	return &GPUMetrics{granted: map[grantKey]uint64{}, grantedBytes: map[grantKey]uint64{}, allocFailed: map[failKey]uint64{}}
+}
+
+func srsLabel(resident bool) string {
+	if resident {
+		return "resident"
+	}
+	return "streamed"
+}
+
+// PlanGranted implements gpu.Metrics.
+func (m *GPUMetrics) PlanGranted(device int, kind gpu.ProofKind, tier gpu.Tier, srsResident bool, bytes uint64) {
+	k := grantKey{device: device, kind: kind.String(), tier: tier.String(), srs: srsLabel(srsResident)}
+	m.mu.Lock()
+	m.granted[k]++
+	m.grantedBytes[k] += bytes
+	m.mu.Unlock()
+}
+
+// AllocFailed implements gpu.Metrics.
+func (m *GPUMetrics) AllocFailed(device int, tier gpu.Tier) {
+	m.mu.Lock()
+	m.allocFailed[failKey{device: device, tier: tier.String()}]++
+	m.mu.Unlock()
+}
+
+// PinnedFallback implements gpu.Metrics.
+func (m *GPUMetrics) PinnedFallback(bytes uint64) {
+	m.mu.Lock()
+	m.fallbacks++
+	m.fallbackBytes += bytes
+	m.mu.Unlock()
+}
+
+// writeGPUMetrics renders the counters of m (may be nil) and the gauges of st.
+func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
+	family := func(name, typ, help string) {
+		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	}
+	if m != nil {
+		m.mu.Lock()
+		keys := make([]grantKey, 0, len(m.granted))
+		for k := range m.granted {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, c := keys[i], keys[j]
+			if a.device != c.device {
+				return a.device < c.device
+			}
+			if a.kind != c.kind {
+				return a.kind < c.kind
+			}
+			if a.tier != c.tier {
+				return a.tier < c.tier
+			}
+			return a.srs < c.srs
+		})
+		family("snarkd_gpu_plans_granted_total", "counter", "Memory plans granted to partition attempts, by device, proof kind, tier (full, partial, minimal) and SRS placement (resident, streamed).")
+		for _, k := range keys {
+			fmt.Fprintf(b, "snarkd_gpu_plans_granted_total{device=\"%d\",kind=%q,tier=%q,srs=%q} %d\n", k.device, k.kind, k.tier, k.srs, m.granted[k])
+		}
+		family("snarkd_gpu_plan_granted_bytes_total", "counter", "Device memory of the plans granted (arena plus resident vectors), same labels.")
+		for _, k := range keys {
+			fmt.Fprintf(b, "snarkd_gpu_plan_granted_bytes_total{device=\"%d\",kind=%q,tier=%q,srs=%q} %d\n", k.device, k.kind, k.tier, k.srs, m.grantedBytes[k])
+		}
+		fkeys := make([]failKey, 0, len(m.allocFailed))
+		for k := range m.allocFailed {
+			fkeys = append(fkeys, k)
+		}
+		sort.Slice(fkeys, func(i, j int) bool {
+			if fkeys[i].device != fkeys[j].device {
+				return fkeys[i].device < fkeys[j].device
+			}
+			return fkeys[i].tier < fkeys[j].tier
+		})
+		family("snarkd_gpu_alloc_failed_total", "counter", "Out-of-memory errors admission did not predict (another process took memory); the partition retried with a smaller plan.")
+		for _, k := range fkeys {
+			fmt.Fprintf(b, "snarkd_gpu_alloc_failed_total{device=\"%d\",tier=%q} %d\n", k.device, k.tier, m.allocFailed[k])
+		}
+		family("snarkd_gpu_pinned_fallback_total", "counter", "Uploads from pageable memory because the pinned host budget was spent.")
+		fmt.Fprintf(b, "snarkd_gpu_pinned_fallback_total %d\n", m.fallbacks)
+		family("snarkd_gpu_pinned_fallback_bytes_total", "counter", "Bytes uploaded from pageable memory because the pinned host budget was spent.")
+		fmt.Fprintf(b, "snarkd_gpu_pinned_fallback_bytes_total %d\n", m.fallbackBytes)
+		m.mu.Unlock()
+	}
+
+	perDevice := func(name, help string, get func(d gpu.DeviceStatus) uint64) {
+		family(name, "gauge", help)
+		for _, d := range st.Devices {
+			fmt.Fprintf(b, "%s{device=\"%d\"} %d\n", name, d.Info.Ordinal, get(d))
+		}
+	}
+	perDevice("snarkd_gpu_vram_total_bytes", "Device memory of the GPU.",
+		func(d gpu.DeviceStatus) uint64 { return d.Memory.Total })
+	perDevice("snarkd_gpu_vram_limit_bytes", "Device memory admission may grant: total − other processes − headroom.",
+		func(d gpu.DeviceStatus) uint64 { return vramLimit(d.Memory) })
+	perDevice("snarkd_gpu_vram_reserved_bytes", "Device memory granted: partition plans plus resident vectors.",
+		func(d gpu.DeviceStatus) uint64 { return d.Memory.Reserved })
+	perDevice("snarkd_gpu_vram_allocated_bytes", "Device memory this daemon holds now.",
+		func(d gpu.DeviceStatus) uint64 { return d.Memory.Allocated })
+	perDevice("snarkd_gpu_vram_resident_bytes", "Device memory of resident vectors (NTT tables, SRS points).",
+		func(d gpu.DeviceStatus) uint64 { return d.Memory.ResidentBytes })
+	perDevice("snarkd_gpu_vram_others_bytes", "Device memory other processes and the driver use, as last sampled.",
+		func(d gpu.DeviceStatus) uint64 { return d.Memory.Others })
+	perDevice("snarkd_gpu_partitions_waiting", "Partitions waiting for device memory.",
+		func(d gpu.DeviceStatus) uint64 { return uint64(d.Memory.Waiting) })
+	perDevice("snarkd_gpu_workers_busy", "GPU partition workers proving a partition.",
+		func(d gpu.DeviceStatus) uint64 { return uint64(busyWorkers(d.Workers)) })
+	family("snarkd_gpu_partitions_queued", "gauge", "Partitions in the GPU scheduler's queue.")
+	fmt.Fprintf(b, "snarkd_gpu_partitions_queued %d\n", st.Queued)
+	family("snarkd_gpu_pinned_bytes", "gauge", "Page-locked host memory held for uploads (in use and cached).")
+	fmt.Fprintf(b, "snarkd_gpu_pinned_bytes %d\n", st.Pinned.Held)
+	family("snarkd_gpu_pinned_budget_bytes", "gauge", "Budget of page-locked host memory for uploads.")
+	fmt.Fprintf(b, "snarkd_gpu_pinned_budget_bytes %d\n", st.Pinned.Budget)
+}
+
+// vramLimit is what admission may grant on the device in all.
+func vramLimit(m gpu.AllocatorStats) uint64 {
+	if m.Others+m.Headroom >= m.Total {
+		return 0
+	}
+	return m.Total - m.Others - m.Headroom
+}
+
+func busyWorkers(ws []gpu.WorkerStatus) int {
+	n := 0
+	for _, w := range ws {
+		if w.Busy {
+			n++
+		}
+	}
+	return n
+}
+
+// gpuDevices turns the scheduler's status into the API's device list.
+func gpuDevices(st gpu.Status) []rpcapi.DeviceStatus {
+	out := make([]rpcapi.DeviceStatus, 0, len(st.Devices))
+	for _, d := range st.Devices {
+		ds := rpcapi.DeviceStatus{
+			Name: d.Info.Name, Ordinal: d.Info.Ordinal, VRAMTotal: d.Memory.Total, VRAMFree: d.Info.FreeMem,
+			VRAMReserved: d.Memory.Reserved, VRAMLimit: vramLimit(d.Memory), VRAMAllocated: d.Memory.Allocated,
+			VRAMOthers: d.Memory.Others, VRAMHeadroom: d.Memory.Headroom, ResidentBytes: d.Memory.ResidentBytes,
+			Waiting: d.Memory.Waiting, Tiers: map[string]int{}, Workers: len(d.Workers),
+		}
+		// Every tier is listed, so that clients see zero counts rather than missing keys.
+		for _, t := range []gpu.Tier{gpu.TierFull, gpu.TierPartial, gpu.TierMinimal} {
+			ds.Tiers[t.String()] = d.Tiers[t.String()]
+		}
+		for k, v := range d.Tiers {
+			ds.Tiers[k] = v
+		}
+		for _, w := range d.Workers {
+			dw := rpcapi.DeviceWorker{ID: w.ID, Busy: w.Busy}
+			if w.Busy {
+				ds.WorkersBusy++
+				dw.JobID, dw.Kind, dw.Partition = rpcapi.JobID(w.JobID), w.Kind, w.Index
+				dw.Tier, dw.SRSResident, dw.Bytes = w.Tier, w.SRSResident, w.Bytes
+				if !containsJob(ds.CurrentJobIDs, dw.JobID) {
+					ds.CurrentJobIDs = append(ds.CurrentJobIDs, dw.JobID)
+				}
+			}
+			ds.WorkerStates = append(ds.WorkerStates, dw)
+		}
+		out = append(out, ds)
+	}
+	return out
+}
+
+func containsJob(ids []rpcapi.JobID, id rpcapi.JobID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
