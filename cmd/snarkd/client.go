@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -47,6 +48,7 @@ func statusCommand() *cli.Command {
 				fmt.Fprintf(tw, "%s\t%d\t%d\t\n", q.Kind, q.Queued, q.Running)
 			}
 			tw.Flush()
+			printGPUs(w, st.Devices)
 			for _, p := range st.Params {
 				fmt.Fprintf(w, "parameters %s: %s loaded\n", p.Circuit, size(p.Bytes))
 			}
@@ -62,6 +64,48 @@ func statusCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// printGPUs prints the GPU scheduler's view of each GPU (devices with tier counts): its books,
+// the plans granted per tier and what each worker runs.
+func printGPUs(w io.Writer, devs []rpcapi.DeviceStatus) {
+	for _, d := range devs {
+		if d.Tiers == nil {
+			continue // the CPU backend's device
+		}
+		tiers := make([]string, 0, len(d.Tiers))
+		for _, t := range []string{"full", "partial", "minimal"} {
+			tiers = append(tiers, fmt.Sprintf("%s %d", t, d.Tiers[t]))
+		}
+		for t, n := range d.Tiers {
+			if t != "full" && t != "partial" && t != "minimal" {
+				tiers = append(tiers, fmt.Sprintf("%s %d", t, n))
+			}
+		}
+		fmt.Fprintf(w, "GPU %d %s: reserved %s of %s (allocated %s, resident %s, headroom %s, other processes %s), %d waiting; plans %s; workers %d/%d busy\n",
+			d.Ordinal, d.Name, size0(d.VRAMReserved), size0(d.VRAMLimit), size0(d.VRAMAllocated), size0(d.ResidentBytes),
+			size0(d.VRAMHeadroom), size0(d.VRAMOthers), d.Waiting, strings.Join(tiers, ", "), d.WorkersBusy, d.Workers)
+		for _, wk := range d.WorkerStates {
+			if !wk.Busy {
+				fmt.Fprintf(w, "  worker %d: idle\n", wk.ID)
+				continue
+			}
+			srs := "streamed"
+			if wk.SRSResident {
+				srs = "resident"
+			}
+			fmt.Fprintf(w, "  worker %d: job %s partition %d (%s), %s plan, %s, SRS %s\n",
+				wk.ID, wk.JobID, wk.Partition, wk.Kind, wk.Tier, size0(wk.Bytes), srs)
+		}
+	}
+}
+
+// size0 is size with 0 written as such (size writes "-" for unknown).
+func size0(b uint64) string {
+	if b == 0 {
+		return "0 B"
+	}
+	return size(b)
 }
 
 func size(b uint64) string {

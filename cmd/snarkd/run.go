@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"github.com/snarkd/snarkd/cuzk"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/plugin"
+	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -35,6 +37,10 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "miner-api-info", Usage: "register with this lotus-miner, TOKEN:MULTIADDR with an admin token (overrides Lotus.MinerAPIInfo)"},
 			&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back, http://host:port/rpc/v0 (overrides Lotus.WorkerURL)"},
 			&cli.StringFlag{Name: "cuzk-listen", Usage: "serve the cuzk.v1 gRPC proving API for Curio on unix:///path.sock or host:port (overrides Cuzk.ListenAddress)"},
+			&cli.StringFlag{Name: "worker-mode", Usage: "what the daemon is to a lotus-miner: seal, windowpost or winningpost (overrides Lotus.WorkerMode)"},
+			&cli.StringFlag{Name: "simulate-gpus", Usage: "prove on simulated GPUs of these sizes, e.g. 2x16GiB or 1x80GB,2x24GiB; the arithmetic runs on the CPU (overrides GPU.Simulate)"},
+			&cli.StringFlag{Name: "vram-headroom", Usage: "device memory left free on every GPU for other processes, e.g. 512MiB, 0 for none (overrides GPU.VRAMHeadroom)"},
+			&cli.IntFlag{Name: "gpu-workers", Usage: "partitions in flight on one GPU (overrides GPU.WorkersPerDevice)"},
 		},
 		Action: func(c *cli.Context) error {
 			repo, err := repoPath(c)
@@ -66,27 +72,46 @@ func runCommand() *cli.Command {
 			if v := c.String("cuzk-listen"); v != "" {
 				cfg.Cuzk.ListenAddress = v
 			}
+			if v := c.String("worker-mode"); v != "" {
+				cfg.Lotus.WorkerMode = v
+			}
+			if v := c.String("simulate-gpus"); v != "" {
+				cfg.GPU.Simulate = v
+			}
+			if c.IsSet("vram-headroom") {
+				b, err := config.ParseBytes(c.String("vram-headroom"))
+				if err != nil {
+					return fmt.Errorf("--vram-headroom: %w", err)
+				}
+				cfg.GPU.VRAMHeadroom = b
+			}
+			if c.IsSet("gpu-workers") {
+				cfg.GPU.WorkersPerDevice = c.Int("gpu-workers")
+			}
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
-			backend, err := resolveBackend(cfg.Prover.Backend)
-			if err != nil {
+			backend := backendSimulated
+			if cfg.GPU.Simulate != "" {
+				if cfg.Prover.Backend != "auto" {
+					log.Warnw("GPU.Simulate is set: proving on simulated GPUs, not on the configured backend",
+						"backend", cfg.Prover.Backend, "simulate", cfg.GPU.Simulate)
+				}
+			} else if backend, err = resolveBackend(cfg.Prover.Backend); err != nil {
 				return err
 			}
 
 			ctx, stop := context.WithCancel(c.Context)
 			defer stop()
-			// The proving pipeline has only its CPU backend so far; GPUs are inventoried for
-			// Status and the Lotus Info, and the backend reported is what actually proves.
-			opts := plugin.Options{Repo: repo, BackendName: "cpu", Shutdown: stop}
-			if backend == "cuda" {
-				log.Warn("the GPU partition prover is not wired into the pipeline yet; proving on the CPU")
-				if devs, err := gpu.Devices(); err == nil {
-					for _, d := range devs {
-						opts.GPUs = append(opts.GPUs, d.Name)
-						opts.Devices = append(opts.Devices, rpcapi.DeviceStatus{Name: d.Name, VRAMTotal: d.TotalMem, VRAMFree: d.FreeMem})
-					}
+			opts := plugin.Options{Repo: repo, BackendName: backend, Shutdown: stop}
+			if backend != "cpu" {
+				sched, err := newGPUScheduler(cfg.GPU, backend, &opts)
+				if err != nil {
+					return err
 				}
+				// Runs after Serve has closed the daemon (and its jobs): queued partitions fail,
+				// running ones are cancelled, resident vectors and pinned buffers are freed.
+				defer sched.Close()
 			}
 			daemon, err := plugin.Open(cfg, opts)
 			if err != nil {
@@ -159,6 +184,95 @@ func apiInfo(addr *net.TCPAddr) string {
 		proto = "ip4"
 	}
 	return fmt.Sprintf("/%s/%s/tcp/%s/http", proto, ip, strconv.Itoa(addr.Port))
+}
+
+// backendSimulated is the backend name of --simulate-gpus (GPU.Simulate).
+const backendSimulated = "simulated"
+
+// newGPUScheduler opens the GPUs of backend ("cuda": the hardware devices; "simulated": those
+// of g.Simulate), keeps the ones g.Devices lists, starts the partition scheduler over them and
+// fills opts with the GPU backend, its status and metrics. The caller closes the scheduler.
+func newGPUScheduler(g config.GPU, backend string, opts *plugin.Options) (*gpu.Scheduler, error) {
+	var (
+		devs []gpu.Device
+		err  error
+	)
+	if backend == backendSimulated {
+		devs, err = gpu.SimulatedDevices(g.Simulate)
+		if err != nil {
+			return nil, fmt.Errorf("GPU.Simulate: %w", err)
+		}
+	} else if devs, err = gpu.HardwareDevices(); err != nil {
+		return nil, fmt.Errorf("opening the GPUs: %w", err)
+	}
+	if devs, err = selectDevices(devs, g.Devices); err != nil {
+		return nil, err
+	}
+	var sizer gpu.Sizer // nil: the model, which is what simulated devices run with
+	if backend != backendSimulated {
+		sizer = gpu.KernelSizer(devs[0].Info().Ordinal)
+	}
+	metrics := plugin.NewGPUMetrics()
+	sched, err := gpu.NewScheduler(gpu.Config{
+		Devices: devs, WorkersPerDevice: g.WorkersPerDevice, Sizer: sizer,
+		Allocator:    gpu.AllocatorConfig{Headroom: uint64(g.VRAMHeadroom), NoHeadroom: g.VRAMHeadroom == 0},
+		PinnedBudget: uint64(g.PinnedBudget), SRSResidency: g.SRSResidency,
+		Metrics: metrics, OnEvent: logGPUEvent,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the GPU scheduler: %w", err)
+	}
+	st := sched.Status()
+	for _, d := range st.Devices {
+		opts.GPUs = append(opts.GPUs, d.Info.Name)
+		log.Infow("GPU", "device", d.Info.String(), "headroom", gpu.FormatBytes(d.Memory.Headroom),
+			"others", gpu.FormatBytes(d.Memory.Others), "workers", len(d.Workers))
+	}
+	log.Infow("GPU partition prover", "backend", backend, "devices", len(devs), "workers_per_device", g.WorkersPerDevice,
+		"vram_headroom", g.VRAMHeadroom.String(), "pinned_budget", gpu.FormatBytes(st.Pinned.Budget), "srs_residency", g.SRSResidency)
+	opts.Backend = prover.NewGPUBackend(sched, backend)
+	opts.GPUStatus = sched.Status
+	opts.GPUMetrics = metrics
+	return sched, nil
+}
+
+// selectDevices keeps the devices whose ordinals want lists, in want's order; empty want keeps
+// every device.
+func selectDevices(devs []gpu.Device, want []int) ([]gpu.Device, error) {
+	if len(devs) == 0 {
+		return nil, errors.New("no GPU to prove on")
+	}
+	if len(want) == 0 {
+		return devs, nil
+	}
+	byOrdinal := map[int]gpu.Device{}
+	var have []int
+	for _, d := range devs {
+		o := d.Info().Ordinal
+		byOrdinal[o] = d
+		have = append(have, o)
+	}
+	out := make([]gpu.Device, 0, len(want))
+	for _, o := range want {
+		d, ok := byOrdinal[o]
+		if !ok {
+			return nil, fmt.Errorf("GPU.Devices %v: there is no GPU %d (devices: %v)", want, o, have)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// logGPUEvent logs the scheduler's admissions (debug) and unpredicted out-of-memory (warn).
+func logGPUEvent(e gpu.Event) {
+	switch e.Type {
+	case gpu.EventAdmitted:
+		log.Debugw("partition admitted", "job", e.JobID, "partition", e.Index, "device", e.Device, "worker", e.Worker,
+			"tier", e.Tier.String(), "srs_resident", e.SRSResident, "bytes", gpu.FormatBytes(e.Bytes), "waited", e.Waited)
+	case gpu.EventAllocFailed:
+		log.Warnw("GPU allocation failed despite admission (another process took memory); retrying with a smaller plan",
+			"job", e.JobID, "partition", e.Index, "device", e.Device, "tier", e.Tier.String(), "err", e.Err)
+	}
 }
 
 // resolveBackend turns the configured backend into the one this binary and host can run.

@@ -2,7 +2,12 @@ package main
 
 import (
 	"net"
+	"strings"
 	"testing"
+
+	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/plugin"
 )
 
 func TestAPIInfo(t *testing.T) {
@@ -27,5 +32,46 @@ func TestResolveBackendWithoutCUDA(t *testing.T) {
 	b, err := resolveBackend("auto")
 	if err != nil || (b != "cpu" && b != "cuda") {
 		t.Fatalf("auto: %q, %v", b, err)
+	}
+}
+
+func TestSelectDevices(t *testing.T) {
+	devs, err := gpu.SimulatedDevices("3x16GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := selectDevices(devs, nil)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("no filter: %d devices, %v", len(all), err)
+	}
+	two, err := selectDevices(devs, []int{2, 0})
+	if err != nil || len(two) != 2 || two[0].Info().Ordinal != 2 || two[1].Info().Ordinal != 0 {
+		t.Fatalf("[2 0]: %v", err)
+	}
+	if _, err := selectDevices(devs, []int{3}); err == nil || !strings.Contains(err.Error(), "there is no GPU 3") {
+		t.Fatalf("[3]: %v", err)
+	}
+	if _, err := selectDevices(nil, nil); err == nil {
+		t.Fatal("no devices: no error")
+	}
+}
+
+func TestNewGPUSchedulerSimulated(t *testing.T) {
+	g := config.Default().GPU
+	g.Simulate, g.WorkersPerDevice, g.VRAMHeadroom, g.Devices = "2x16GiB", 3, 0, []int{1}
+	var opts plugin.Options
+	sched, err := newGPUScheduler(g, backendSimulated, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close()
+	st := opts.GPUStatus()
+	if len(st.Devices) != 1 || st.Devices[0].Info.Ordinal != 1 || len(st.Devices[0].Workers) != 3 ||
+		st.Devices[0].Memory.Headroom != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	if opts.Backend == nil || opts.Backend.Name() != "simulated" || opts.Backend.Concurrency() != 3 ||
+		opts.GPUMetrics == nil || len(opts.GPUs) != 1 {
+		t.Fatalf("options: %+v", opts)
 	}
 }
