@@ -36,6 +36,10 @@ func toProverRequest(req rpcapi.ProofRequest) prover.Request {
 		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
 		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,
 	}
+	if req.Priority != nil {
+		prio := int(*req.Priority)
+		out.Priority = &prio
+	}
 	if req.Test != nil {
 		out.TestConstraints, out.TestPartitions, out.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
 	}
@@ -47,7 +51,11 @@ func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report
 	// waited for them and the GPUs that proved it.
 	ctx, use := prover.WithUsage(ctx)
 	defer use.Release()
-	res, err := r.p.Prove(ctx, toProverRequest(req), func(st prover.Stage, part, n int) {
+	preq := toProverRequest(req)
+	if info, ok := jobs.RunInfoFrom(ctx); ok {
+		preq.JobID, preq.Submitted = string(info.ID), info.Submitted
+	}
+	res, err := r.p.Prove(ctx, preq, func(st prover.Stage, part, n int) {
 		report(rpcapi.EventType(st), part, n)
 	})
 	out := jobs.Output{SRSLoadMs: uint64(use.SRSLoad().Milliseconds()), GPUs: use.Devices()}

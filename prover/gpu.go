@@ -35,7 +35,7 @@ func (b *GPUBackend) Scheduler() *gpu.Scheduler { return b.prover.Sched }
 // Prove implements Backend.
 func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
 	res, err := b.prover.Prove(ctx, gpu.ProveRequest{
-		JobID: info.JobID, Kind: GPUKind(info.Kind), Submitted: info.Submitted, Index: info.Index,
+		JobID: info.JobID, Kind: queueKind(info), Submitted: info.Submitted, Index: info.Index,
 		PK: pk, PA: pa, R: *r, S: *s,
 	})
 	if err != nil {
@@ -62,4 +62,19 @@ func GPUKind(k Kind) gpu.ProofKind {
 		return gpu.KindSnapDeals
 	}
 	return gpu.KindPoRep
+}
+
+// queueKind is the scheduler kind whose class is the partition's: a job whose priority was
+// raised (a test job at WinningPoSt priority) queues with that class.
+func queueKind(info PartitionInfo) gpu.ProofKind {
+	k := GPUKind(info.Kind)
+	switch {
+	case info.Class == k.Class():
+		return k
+	case info.Class <= 0:
+		return gpu.KindWinningPoSt
+	case info.Class == 1:
+		return gpu.KindWindowPoSt
+	}
+	return k
 }

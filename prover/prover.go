@@ -75,6 +75,8 @@ type Request struct {
 	// kind); empty values get a local ID and the time Prove starts.
 	JobID     string
 	Submitted time.Time
+	// Priority overrides the kind's queue class (0 WinningPoSt, 1 WindowPoSt, 2 seal) when set.
+	Priority *int
 }
 
 // Stage is a pipeline step reported to Progress.
@@ -107,6 +109,8 @@ type PartitionInfo struct {
 	Submitted  time.Time
 	Index      int
 	Partitions int
+	// Class is the queue class: 0 WinningPoSt, 1 WindowPoSt, 2 PoRep, SnapDeals and test.
+	Class int
 }
 
 // Backend proves one synthesized partition with the given randomness. Implementations must
@@ -259,6 +263,10 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	)
 	fail := func(err error) { cancel(err) }
 	class := GPUKind(req.Kind).Class()
+	if req.Priority != nil {
+		class = *req.Priority
+	}
+	info.Class = class
 	for i, part := range parts {
 		if err := p.gate.acquire(ctx, gateKey{class: class, submitted: info.Submitted, job: info.JobID, index: i}); err != nil {
 			fail(err)
