@@ -2,6 +2,8 @@ package itests
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,8 @@ import (
 // Status shows both GPUs with their books, tiers and workers, and /metrics counts the plans.
 func TestSimulatedGPUs(t *testing.T) {
 	bin := buildDaemon(t)
-	d := startDaemon(t, bin, t.TempDir(), nil, "--simulate-gpus", "2x16GiB", "--gpu-workers", "2", "--vram-headroom", "1GiB")
+	d := startDaemon(t, bin, t.TempDir(), []string{"SNARKD_LOG_LEVEL=debug"},
+		"--simulate-gpus", "2x16GiB", "--gpu-workers", "2", "--vram-headroom", "1GiB")
 	api := d.client(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -36,6 +39,14 @@ func TestSimulatedGPUs(t *testing.T) {
 		t.Fatalf("job %s: state %s, %d proof bytes, error %q", res.Job.ID, res.Job.State, len(res.Proof), res.Job.Error)
 	}
 	verifyTestProof(t, res.Proof, constraints, seed, partitions)
+	// The scheduler knows the partitions by the daemon's job ID (Status, logs).
+	logText, err := os.ReadFile(filepath.Join(d.repo, "daemon.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(logText), `"msg":"partition admitted","job":"`+string(res.Job.ID)+`"`); n < partitions {
+		t.Errorf("daemon.log has %d admissions of job %s, want %d", n, res.Job.ID, partitions)
+	}
 
 	st, err := api.Status(ctx)
 	if err != nil {

@@ -412,6 +412,7 @@ func (m *Manager) run(e *entry) {
 	if err != nil {
 		runErr = err
 	} else {
+		ctx := WithRunInfo(ctx, RunInfo{ID: rec.Job.ID, Submitted: rec.Job.Submitted})
 		out, runErr = m.safeRun(ctx, req, func(stage Stage, partition, partitions int) {
 			m.mu.Lock()
 			if partitions > 0 {
