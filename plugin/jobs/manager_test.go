@@ -92,6 +92,9 @@ func waitStart(t *testing.T, g *gateRunner) uint64 {
 	}
 }
 
+// TestPriorityOrder: with the one general worker busy, seal jobs queue; a WindowPoSt starts at
+// once on the PoSt-only worker; a WinningPoSt submitted next is first in the queue and starts
+// as soon as either worker frees; the seal jobs then run in submission order.
 func TestPriorityOrder(t *testing.T) {
 	g := newGateRunner()
 	m := open(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
@@ -110,6 +113,9 @@ func TestPriorityOrder(t *testing.T) {
 	if _, err := m.Submit(w, SubmitOpts{}); err != nil {
 		t.Fatal(err)
 	}
+	if got := waitStart(t, g); got != 5 {
+		t.Fatalf("started seed %d while the general worker was busy, want the WindowPoSt (5)", got)
+	}
 	win := testReq("winning", 6)
 	win.Priority = &winning
 	res, err := m.Submit(win, SubmitOpts{})
@@ -119,12 +125,22 @@ func TestPriorityOrder(t *testing.T) {
 	if res.QueuePosition != 0 {
 		t.Fatalf("winning job queue position %d, want 0", res.QueuePosition)
 	}
-	want := []uint64{6, 5, 2, 3, 4}
-	for _, seed := range want {
+	g.release <- struct{}{} // the blocker or the WindowPoSt ends
+	if got := waitStart(t, g); got != 6 {
+		t.Fatalf("started seed %d, want the WinningPoSt (6)", got)
+	}
+	// Finish jobs one at a time; the seal jobs must start in submission order.
+	var seals []uint64
+	for len(seals) < 3 {
 		g.release <- struct{}{}
-		if got := waitStart(t, g); got != seed {
-			t.Fatalf("started seed %d, want %d (order %v)", got, seed, want)
+		select {
+		case s := <-g.startCh:
+			seals = append(seals, s)
+		case <-time.After(200 * time.Millisecond): // the PoSt worker freed: no seal starts on it
 		}
+	}
+	if seals[0] != 2 || seals[1] != 3 || seals[2] != 4 {
+		t.Fatalf("seal jobs started in order %v, want [2 3 4]", seals)
 	}
 	g.release <- struct{}{}
 }
