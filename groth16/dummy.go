@@ -9,7 +9,7 @@ import (
 )
 
 // DummyParameters returns parameters of circuit's exact shape whose points are consecutive
-// multiples of the generators. Proofs made with them do not verify; they exist so that
+// multiples of the generators (cycling after 2^20 points). Proofs made with them do not verify; they exist so that
 // benchmarks can time the prover at sizes where a real setup would take too long.
 func DummyParameters(ctx context.Context, circuit cs.Circuit) (*Parameters, error) {
 	sh, err := cs.SynthesizeShape(ctx, circuit)
@@ -32,8 +32,15 @@ func DummyParameters(ctx context.Context, circuit cs.Circuit) (*Parameters, erro
 	return p, nil
 }
 
-// multiplesG1 returns (start+i)·G for i < n.
+// dummyDistinct bounds the distinct points of a dummy vector; longer vectors repeat them, so
+// 2^27-point keys cost seconds and no more memory than their own size.
+const dummyDistinct = 1 << 20
+
+// multiplesG1 returns (start + i mod 2^20)·G for i < n.
 func multiplesG1(n int, start int64) []bls.G1Affine {
+	if n > dummyDistinct {
+		return repeat(multiplesG1(dummyDistinct, start), n)
+	}
 	_, _, g, _ := bls.Generators()
 	jac := make([]bls.G1Jac, n)
 	var acc bls.G1Jac
@@ -48,6 +55,9 @@ func multiplesG1(n int, start int64) []bls.G1Affine {
 }
 
 func multiplesG2(n int, start int64) []bls.G2Affine {
+	if n > dummyDistinct {
+		return repeat(multiplesG2(dummyDistinct, start), n)
+	}
 	_, _, _, g := bls.Generators()
 	jac := make([]bls.G2Jac, n)
 	var acc bls.G2Jac
@@ -82,6 +92,15 @@ func multiplesG2(n int, start int64) []bls.G2Affine {
 		out[i].X.Mul(&jac[i].X, &z2)
 		z2.Mul(&z2, &zInv)
 		out[i].Y.Mul(&jac[i].Y, &z2)
+	}
+	return out
+}
+
+// repeat returns n elements cycling through base.
+func repeat[T any](base []T, n int) []T {
+	out := make([]T, n)
+	for i := 0; i < n; i += len(base) {
+		copy(out[i:], base)
 	}
 	return out
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
-	"github.com/snarkd/snarkd/testcircuit"
 )
 
 // benchProver proves one synthesized assignment and reports its step timings. Backends other
@@ -38,6 +37,7 @@ type benchProveResult struct {
 	ProveSec    float64            `json:"prove_s"`
 	Steps       map[string]float64 `json:"steps_s"`
 	Verified    *bool              `json:"verified,omitempty"`
+	VerifySec   float64            `json:"verify_s,omitempty"`
 	// PeakHeapGiB is the largest live Go heap seen during synthesis and proving (keys included).
 	PeakHeapGiB float64 `json:"peak_heap_gib"`
 	KeysGiB     float64 `json:"keys_heap_gib"`
@@ -50,6 +50,7 @@ func benchProveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "backend", Value: "cpu", Usage: "prover backend: " + strings.Join(backendNames(), ", ")},
 			&cli.StringFlag{Name: "constraints", Value: "2^20", Usage: "R1CS rows including the input rows: N or 2^k"},
+			&cli.StringFlag{Name: "circuit", Value: "test", Usage: "test (the synthetic circuit of --constraints) or a PoSt proof type (StackedDrgWinning32GiBV1, StackedDrgWindow32GiBV1_1) proved from synthetic vanilla proofs"},
 			&cli.IntFlag{Name: "runs", Value: 3, Usage: "number of timed proofs"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "circuit seed"},
 			&cli.StringFlag{Name: "setup", Value: "dummy", Usage: "keys: dummy (right shape, proofs do not verify; fast) or seeded (insecure real keys; proofs are verified)"},
@@ -61,31 +62,30 @@ func benchProveCommand() *cli.Command {
 			if !ok {
 				return fmt.Errorf("backend %q is not available in this build (have: %s)", cctx.String("backend"), strings.Join(backendNames(), ", "))
 			}
-			n, err := parseConstraints(cctx.String("constraints"))
-			if err != nil {
-				return err
-			}
-			if n < testcircuit.MinConstraints {
-				return fmt.Errorf("--constraints %d is below the minimum %d", n, testcircuit.MinConstraints)
-			}
 			runs := cctx.Int("runs")
 			if runs < 1 {
 				return fmt.Errorf("--runs must be at least 1")
 			}
-			circuit := testcircuit.New(n, cctx.Uint64("seed"))
 			t0 := time.Now()
+			bc, err := benchCircuitFor(ctx, cctx.String("circuit"), cctx.String("constraints"), cctx.Uint64("seed"))
+			if err != nil {
+				return err
+			}
+			planTime := time.Since(t0)
+			t0 = time.Now()
 			var pk *groth16.Parameters
 			switch cctx.String("setup") {
 			case "dummy":
-				pk, err = groth16.DummyParameters(ctx, circuit)
+				pk, err = groth16.DummyParameters(ctx, bc.blank)
 			case "seeded":
-				pk, err = groth16.SetupFromSeed(ctx, circuit, []byte("snarkd bench prove"))
+				pk, err = groth16.SetupFromSeed(ctx, bc.blank, []byte("snarkd bench prove"))
 			default:
 				return fmt.Errorf("--setup must be dummy or seeded, not %q", cctx.String("setup"))
 			}
 			if err != nil {
 				return fmt.Errorf("generating keys: %w", err)
 			}
+			n := len(pk.H) + 1
 			var pvk *groth16.PreparedVerifyingKey
 			if cctx.String("setup") == "seeded" {
 				if pvk, err = groth16.Prepare(&pk.VK); err != nil {
@@ -94,13 +94,13 @@ func benchProveCommand() *cli.Command {
 			}
 			out := cctx.App.Writer
 			if !cctx.Bool("json") {
-				fmt.Fprintf(out, "circuit: %d constraints (domain 2^%d), %d aux, %d inputs; %s keys in %.1fs; GOMAXPROCS %d\n",
-					n, log2(cs.Shape{NumConstraints: n}.DomainSize()), len(pk.L), len(pk.VK.IC), cctx.String("setup"),
+				fmt.Fprintf(out, "circuit: %s, domain 2^%d, %d aux, %d inputs (witness inputs prepared in %.2fs); %s keys in %.1fs; GOMAXPROCS %d\n",
+					bc.name, log2(n), len(pk.L), len(pk.VK.IC), planTime.Seconds(), cctx.String("setup"),
 					time.Since(t0).Seconds(), runtime.GOMAXPROCS(0))
 			}
 			var proveTimes []float64
 			for run := 1; run <= runs; run++ {
-				res, err := benchProveOnce(ctx, prove, pk, pvk, circuit)
+				res, err := benchProveOnce(ctx, prove, pk, pvk, bc)
 				if err != nil {
 					return fmt.Errorf("run %d: %w", run, err)
 				}
@@ -125,7 +125,7 @@ func benchProveCommand() *cli.Command {
 	}
 }
 
-func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Parameters, pvk *groth16.PreparedVerifyingKey, circuit *testcircuit.Circuit) (*benchProveResult, error) {
+func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Parameters, pvk *groth16.PreparedVerifyingKey, bc *benchCircuit) (*benchProveResult, error) {
 	r, s, err := groth16.RandomRS(nil)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Paramete
 	stopSampler := startPeakHeapSampler()
 	defer stopSampler()
 	t0 := time.Now()
-	pa, err := cs.SynthesizeProving(ctx, circuit, groth16.CapacityFor(pk))
+	pa, err := bc.synthesize(ctx, groth16.CapacityFor(pk))
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +152,9 @@ func benchProveOnce(ctx context.Context, prove benchProver, pk *groth16.Paramete
 		res.Steps[st.Name] = st.Duration.Seconds()
 	}
 	if pvk != nil {
-		ok := pvk.Verify(proof, circuit.PublicInputs()) == nil
+		t1 := time.Now()
+		ok := pvk.Verify(proof, bc.inputs) == nil
+		res.VerifySec = time.Since(t1).Seconds()
 		res.Verified = &ok
 		if !ok {
 			return res, fmt.Errorf("proof does not verify")

@@ -1,0 +1,51 @@
+//go:build cuda
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/groth16"
+)
+
+func init() { benchProveBackends["cuda"] = cudaBenchProve }
+
+var cudaBench struct {
+	once   sync.Once
+	prover *gpu.Prover
+	err    error
+}
+
+// cudaBenchProve proves on GPU 0 through the partition prover, with the SRS kept resident after
+// the first run (as the daemon does on a card that holds it).
+func cudaBenchProve(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, []groth16.StageTiming, error) {
+	cudaBench.once.Do(func() {
+		dev, err := gpu.NewHardwareDevice(0)
+		if err != nil {
+			cudaBench.err = err
+			return
+		}
+		sched, err := gpu.NewScheduler(gpu.Config{Devices: []gpu.Device{dev}, WorkersPerDevice: 1,
+			SRSResidency: true, Sizer: gpu.KernelSizer(0), ResidentTTL: -1})
+		if err != nil {
+			cudaBench.err = err
+			return
+		}
+		cudaBench.prover = gpu.NewProver(sched)
+	})
+	if cudaBench.err != nil {
+		return nil, nil, fmt.Errorf("opening gpu 0: %w", cudaBench.err)
+	}
+	res, err := cudaBench.prover.Prove(ctx, gpu.ProveRequest{JobID: "bench", Kind: gpu.KindPoRep, SRSKey: "bench",
+		PK: pk, PA: pa, R: *r, S: *s})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res.Proof, res.Stages, nil
+}
