@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -40,6 +41,15 @@ type ProveResult struct {
 	// Stages are the device steps' durations (CUDA events on hardware, wall time otherwise),
 	// including uploads.
 	Stages []groth16.StageTiming
+	// Timeline is when each step ran (wall clock), preparation and the wait for admission
+	// included: it shows how partitions of different workers overlap.
+	Timeline []StageSpan
+}
+
+// StageSpan is one step of a partition on the wall clock.
+type StageSpan struct {
+	Name       string
+	Start, End time.Time
 }
 
 // Prover proves partitions on a Scheduler's devices: the H step and the five MSMs on the GPU
@@ -47,7 +57,8 @@ type ProveResult struct {
 // with r and s). On simulated devices the arithmetic runs on the CPU inside the simulated
 // kernel slots, so the scheduling, accounting and fallbacks are exercised with real proofs.
 type Prover struct {
-	Sched *Scheduler
+	Sched   *Scheduler
+	buffers scalarBuffers
 }
 
 // NewProver returns a prover over sched.
@@ -64,6 +75,8 @@ type partitionInputs struct {
 	scalars [numQueries][]fr.Element
 	// consumed is set once an attempt overwrote a, b or c on the host.
 	consumed bool
+	// pooled are the vectors to hand back to the prover's buffers when the partition is done.
+	pooled [][]fr.Element
 }
 
 // ShapeOf is the planner's view of a partition proved against pk.
@@ -76,7 +89,7 @@ func ShapeOf(pk *groth16.Parameters, key string) Shape {
 	}
 }
 
-func prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment) (*partitionInputs, error) {
+func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment) (*partitionInputs, error) {
 	if err := groth16.CheckShape(pk, pa); err != nil {
 		return nil, err
 	}
@@ -84,16 +97,59 @@ func prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment) (*partition
 	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1)}
 	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
 	in.scalars[QueryL] = pa.Aux
-	in.scalars[QueryA] = append(append(make([]fr.Element, 0, len(pk.A)), pa.Input...),
-		gather(pa.Aux, pa.AAuxDensity)...)
-	bs := append(gather(pa.Input, pa.BInputDensity), gather(pa.Aux, pa.BAuxDensity)...)
-	in.scalars[QueryBG1], in.scalars[QueryBG2] = bs, bs
-	for q, pts := range [numQueries]int{QueryL: len(pk.L), QueryA: len(pk.A), QueryBG1: len(pk.BG1), QueryBG2: len(pk.BG2)} {
-		if q != int(QueryH) && len(in.scalars[q]) != pts {
-			return nil, fmt.Errorf("gpu: %s query has %d scalars for %d points", Query(q), len(in.scalars[q]), pts)
-		}
+	// A: every input, then the A-dense aux values; B: the B-dense inputs, then the B-dense aux
+	// values. Gathered in one pass into buffers reused across partitions: fresh gigabyte
+	// slices would cost more in page faults than the copy itself.
+	a := p.buffers.get(len(pk.A))
+	copy(a, pa.Input)
+	gatherInto(a[len(pa.Input):], pa.Aux, pa.AAuxDensity)
+	b := p.buffers.get(len(pk.BG1))
+	nbIn := gatherInto(b, pa.Input, pa.BInputDensity)
+	gatherInto(b[nbIn:], pa.Aux, pa.BAuxDensity)
+	in.scalars[QueryA] = a
+	in.scalars[QueryBG1], in.scalars[QueryBG2] = b, b
+	in.pooled = [][]fr.Element{a, b}
+	if len(a) != len(pk.A) || len(b) != len(pk.BG1) || len(pa.Aux) != len(pk.L) {
+		p.buffers.put(a, b)
+		return nil, fmt.Errorf("gpu: query lengths A %d/%d, B %d/%d, L %d/%d", len(a), len(pk.A), len(b), len(pk.BG1), len(pa.Aux), len(pk.L))
 	}
 	return in, nil
+}
+
+// scalarBuffers keeps a few scalar vectors for reuse.
+type scalarBuffers struct {
+	mu   sync.Mutex
+	free [][]fr.Element
+}
+
+// get returns a vector of n elements (contents undefined).
+func (b *scalarBuffers) get(n int) []fr.Element {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	best := -1
+	for i, v := range b.free {
+		if cap(v) >= n && cap(v) <= 2*n+1024 && (best < 0 || cap(v) < cap(b.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]fr.Element, n)
+	}
+	v := b.free[best]
+	b.free = append(b.free[:best], b.free[best+1:]...)
+	return v[:n]
+}
+
+// put returns vectors; at most 8 are kept, the largest first.
+func (b *scalarBuffers) put(vs ...[]fr.Element) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.free = append(b.free, vs...)
+	sort.Slice(b.free, func(i, j int) bool { return cap(b.free[i]) > cap(b.free[j]) })
+	if len(b.free) > 8 {
+		clear(b.free[8:])
+		b.free = b.free[:8]
+	}
 }
 
 // padZero extends v with zeros to m elements, in place when its capacity allows (synthesis
@@ -113,13 +169,22 @@ func padZero(v []fr.Element, m int) []fr.Element {
 	return out
 }
 
-// gather returns the values whose density bit is set, in order, splitting the work over the
-// CPU cores along 64-bit words.
+// gather returns the values whose density bit is set, in order.
 func gather(vals []fr.Element, d *cs.Density) []fr.Element {
 	if d == nil {
 		return vals
 	}
 	out := make([]fr.Element, d.Count())
+	gatherInto(out, vals, d)
+	return out
+}
+
+// gatherInto writes the values whose density bit is set, in order, to dst and returns how
+// many; the work is split over the CPU cores along 64-bit words.
+func gatherInto(dst, vals []fr.Element, d *cs.Density) int {
+	if d == nil {
+		return copy(dst, vals)
+	}
 	words := d.Words()
 	workers := runtime.GOMAXPROCS(0)
 	per := max((len(words)+workers-1)/workers, 1024)
@@ -141,9 +206,8 @@ func gather(vals []fr.Element, d *cs.Density) []fr.Element {
 			k := s.at
 			for wi := s.lo; wi < s.hi; wi++ {
 				for w := words[wi]; w != 0; w &= w - 1 {
-					i := wi*64 + bits.TrailingZeros64(w)
-					if i < len(vals) {
-						out[k] = vals[i]
+					if i := wi*64 + bits.TrailingZeros64(w); i < len(vals) && k < len(dst) {
+						dst[k] = vals[i]
 					}
 					k++
 				}
@@ -151,13 +215,21 @@ func gather(vals []fr.Element, d *cs.Density) []fr.Element {
 		}(s)
 	}
 	wg.Wait()
-	return out
+	return at
 }
 
 // stageLog collects the durations of a partition's device steps.
 type stageLog struct {
 	mu     sync.Mutex
 	stages []groth16.StageTiming
+	spans  []StageSpan
+}
+
+// span records a step that started at start and ends now.
+func (l *stageLog) span(name string, start time.Time) {
+	l.mu.Lock()
+	l.spans = append(l.spans, StageSpan{Name: name, Start: start, End: time.Now()})
+	l.mu.Unlock()
 }
 
 func (l *stageLog) add(name string, d time.Duration) {
@@ -172,18 +244,20 @@ type partitionWork func(ctx context.Context, run *Run, pk *groth16.Parameters, i
 // Prove proves one partition: it waits for a device and a memory plan, runs the partition
 // there, and assembles the proof. With the same r and s the bytes equal the CPU prover's.
 func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, error) {
-	in, err := prepareInputs(req.PK, req.PA)
+	var stages stageLog
+	t0 := time.Now()
+	in, err := p.prepareInputs(req.PK, req.PA)
 	if err != nil {
 		return ProveResult{}, err
 	}
+	defer func() { p.buffers.put(in.pooled...) }()
+	stages.span("prepare (cpu)", t0)
+	queued := time.Now()
 	key := req.SRSKey
 	if key == "" {
 		key = fmt.Sprintf("%p", req.PK)
 	}
-	var (
-		msm    *groth16.MSMResults
-		stages stageLog
-	)
+	var msm *groth16.MSMResults
 	part := Partition{JobID: req.JobID, Kind: req.Kind, Submitted: req.Submitted, Index: req.Index,
 		Shape: ShapeOf(req.PK, key), OnEvent: req.OnEvent}
 	res, err := p.Sched.Prove(ctx, part, func(ctx context.Context, run *Run) error {
@@ -194,6 +268,7 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 		stages.mu.Lock()
 		stages.stages = stages.stages[:0]
 		stages.mu.Unlock()
+		stages.span("wait (admission)", queued)
 		m, err := work(ctx, run, req.PK, in, key, &stages)
 		if err != nil {
 			return err
@@ -205,10 +280,11 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 	if err != nil {
 		return out, err
 	}
-	t0 := time.Now()
+	t0 = time.Now()
 	out.Proof, err = groth16.Assemble(&req.PK.VK, msm, &req.R, &req.S)
 	stages.add("assemble", time.Since(t0))
-	out.Stages = stages.stages
+	stages.span("assemble", t0)
+	out.Stages, out.Timeline = stages.stages, stages.spans
 	return out, err
 }
 

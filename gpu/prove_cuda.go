@@ -80,10 +80,22 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	ord := run.Ordinal
 	upload := func(name string, dst DevicePtr, b []byte) error {
 		t0 := time.Now()
-		if err := run.Upload(ctx, dst, HostMem{Bytes: b, Size: uint64(len(b))}); err != nil {
+		// Through a page-locked staging buffer when the pinned pool has room: a parallel
+		// host copy plus a DMA at full link speed beats the driver's pageable path (about
+		// 6 GB/s on the H200 host); otherwise straight from pageable memory.
+		src := HostMem{Bytes: b, Size: uint64(len(b))}
+		if run.Pinned != nil && len(b) >= 1<<20 {
+			if pm, ok := run.Pinned.Acquire(uint64(len(b))); ok {
+				defer func() { _ = run.Pinned.Release(pm) }()
+				parallelRange(len(b), func(lo, hi int) { copy(pm.Bytes[lo:hi], b[lo:hi]) })
+				src = pm
+			}
+		}
+		if err := run.Upload(ctx, dst, src); err != nil {
 			return fmt.Errorf("uploading %s (%s): %w", name, FormatBytes(uint64(len(b))), err)
 		}
 		slog.add("upload "+name, time.Since(t0))
+		slog.span("upload "+name, t0)
 		return nil
 	}
 
@@ -129,9 +141,11 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	}
 	kernel := func(name string, fn func() (time.Duration, error)) error {
 		return run.Kernel(ctx, name, func() error {
+			t0 := time.Now()
 			d, err := fn()
 			if err == nil {
 				slog.add(name, d)
+				slog.span(name, t0)
 			}
 			return err
 		})

@@ -469,7 +469,7 @@ func TestHardwarePartitionBench(t *testing.T) {
 		var mu sync.Mutex
 		errs := make([]error, n)
 		start := time.Now()
-		sem := make(chan struct{}, workers) // one partition in flight per worker, as the pipeline keeps
+		sem := make(chan struct{}, workers+1) // a partition per worker and one prepared ahead, as the pipeline keeps
 		for i := range n {
 			sem <- struct{}{}
 			in := pa
@@ -504,6 +504,13 @@ func TestHardwarePartitionBench(t *testing.T) {
 			rw.perPartition = rw.firstLatency
 		}
 		t.Logf("%s: %s", mode, rw.stages)
+		for i, res := range results {
+			var b strings.Builder
+			for _, sp := range res.Timeline {
+				fmt.Fprintf(&b, " %s %.2f–%.2f;", sp.Name, sp.Start.Sub(start).Seconds(), sp.End.Sub(start).Seconds())
+			}
+			t.Logf("%s timeline: partition %d worker %d:%s", mode, i, res.Run.Worker, b.String())
+		}
 		rows = append(rows, rw)
 	}
 	fmt.Printf("\npartition benchmark: 2^%d domain, %d inputs, 95%% aux in {0,1}, B density 1/4\n", logN, 328)

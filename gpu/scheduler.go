@@ -268,6 +268,9 @@ func (s *Scheduler) expireResident() {
 	}
 }
 
+// Devices is the number of devices the scheduler runs partitions on.
+func (s *Scheduler) Devices() int { return len(s.devs) }
+
 // Workers is the number of partition workers over all devices.
 func (s *Scheduler) Workers() int { return len(s.devs) * s.cfg.WorkersPerDevice }
 

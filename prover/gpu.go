@@ -26,8 +26,9 @@ func NewGPUBackend(sched *gpu.Scheduler, name string) *GPUBackend {
 // Name implements Backend.
 func (b *GPUBackend) Name() string { return b.name }
 
-// Concurrency is the scheduler's worker count: one partition in flight per worker.
-func (b *GPUBackend) Concurrency() int { return b.prover.Sched.Workers() }
+// Concurrency is one partition per worker plus one per device being prepared (synthesis and
+// scalar gathering on the CPU) while the workers are busy.
+func (b *GPUBackend) Concurrency() int { return b.prover.Sched.Workers() + b.prover.Sched.Devices() }
 
 // Scheduler returns the scheduler (for Status and metrics).
 func (b *GPUBackend) Scheduler() *gpu.Scheduler { return b.prover.Sched }

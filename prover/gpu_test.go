@@ -20,8 +20,8 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 	}
 	defer sched.Close()
 	b := NewGPUBackend(sched, "simulated")
-	if b.Concurrency() != 4 {
-		t.Fatalf("concurrency %d, want 4 workers", b.Concurrency())
+	if b.Concurrency() != 6 {
+		t.Fatalf("concurrency %d, want 4 workers + 2 devices", b.Concurrency())
 	}
 	p := New(b, NewParamCache(t.TempDir()))
 	res, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 5, TestSeed: 9}, nil)
