@@ -4,7 +4,8 @@ import (
 	"container/heap"
 	"context"
 	"sync"
-	"time"
+
+	"github.com/snarkd/snarkd/gpu"
 )
 
 // gate admits partitions to synthesis and proving, at most slots at once over every request
@@ -21,25 +22,8 @@ type gate struct {
 
 func newGate(slots int) *gate { return &gate{slots: max(slots, 1)} }
 
-type gateKey struct {
-	class     int
-	submitted time.Time
-	job       string
-	index     int
-}
-
-func (a gateKey) less(b gateKey) bool {
-	if a.class != b.class {
-		return a.class < b.class
-	}
-	if !a.submitted.Equal(b.submitted) {
-		return a.submitted.Before(b.submitted)
-	}
-	if a.job != b.job {
-		return a.job < b.job
-	}
-	return a.index < b.index
-}
+// gateKey is a partition's place in the gate's queue: the GPU scheduler's own order.
+type gateKey = gpu.Priority
 
 type gateWaiter struct {
 	key   gateKey
@@ -52,10 +36,10 @@ type gateHeap []*gateWaiter
 
 func (h gateHeap) Len() int { return len(h) }
 func (h gateHeap) Less(i, j int) bool {
-	if h[i].key.less(h[j].key) {
+	if h[i].key.Less(h[j].key) {
 		return true
 	}
-	if h[j].key.less(h[i].key) {
+	if h[j].key.Less(h[i].key) {
 		return false
 	}
 	return h[i].seq < h[j].seq

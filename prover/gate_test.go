@@ -12,16 +12,16 @@ import (
 func TestGateOrder(t *testing.T) {
 	g := newGate(1)
 	ctx := context.Background()
-	if err := g.acquire(ctx, gateKey{class: 2, job: "running"}); err != nil {
+	if err := g.acquire(ctx, gateKey{Class: 2, JobID: "running"}); err != nil {
 		t.Fatal(err)
 	}
-	old, young := time.Unix(100, 0), time.Unix(200, 0)
+	old, young := int64(100), int64(200)
 	keys := []gateKey{
-		{class: 2, submitted: young, job: "seal-b", index: 0},
-		{class: 2, submitted: old, job: "seal-a", index: 1},
-		{class: 1, submitted: young, job: "window", index: 0},
-		{class: 2, submitted: old, job: "seal-a", index: 0},
-		{class: 0, submitted: young, job: "winning", index: 0},
+		{Class: 2, Submitted: young, JobID: "seal-b", Index: 0},
+		{Class: 2, Submitted: old, JobID: "seal-a", Index: 1},
+		{Class: 1, Submitted: young, JobID: "window", Index: 0},
+		{Class: 2, Submitted: old, JobID: "seal-a", Index: 0},
+		{Class: 0, Submitted: young, JobID: "winning", Index: 0},
 	}
 	want := []string{"winning/0", "window/0", "seal-a/0", "seal-a/1", "seal-b/0"}
 	var mu sync.Mutex
@@ -36,7 +36,7 @@ func TestGateOrder(t *testing.T) {
 				return
 			}
 			mu.Lock()
-			got = append(got, k.job+"/"+string(rune('0'+k.index)))
+			got = append(got, k.JobID+"/"+string(rune('0'+k.Index)))
 			mu.Unlock()
 			g.release()
 		}()
@@ -61,7 +61,7 @@ func TestGateCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
-	go func() { done <- g.acquire(ctx, gateKey{class: 0}) }()
+	go func() { done <- g.acquire(ctx, gateKey{Class: 0}) }()
 	for g.waiting() == 0 {
 		time.Sleep(time.Millisecond)
 	}

@@ -268,7 +268,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	info.Class = class
 	for i, part := range parts {
-		if err := p.gate.acquire(ctx, gateKey{class: class, submitted: info.Submitted, job: info.JobID, index: i}); err != nil {
+		if err := p.gate.acquire(ctx, gateKey{Class: class, Submitted: info.Submitted.UnixNano(), JobID: info.JobID, Index: i}); err != nil {
 			fail(err)
 			break
 		}
