@@ -366,25 +366,6 @@ func g2Infinity() bls.G2Jac {
 	return p
 }
 
-// parallelRange splits [0, n) over the CPU cores.
-func parallelRange(n int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if n < 4096 || workers == 1 {
-		fn(0, n)
-		return
-	}
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += per {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, min(lo+per, n))
-	}
-	wg.Wait()
-}
-
 // OnlyTier is a Config.PlanFilter keeping the plans of one tier (with the SRS resident or
 // streamed as srsResident says).
 func OnlyTier(t Tier, srsResident bool) func([]Plan) []Plan {

@@ -5,6 +5,8 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -358,4 +360,23 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			return dom.Transform(ctx, a, NTTCosetInverse)
 		})
 	}
+}
+
+// parallelRange splits [0, n) over the CPU cores.
+func parallelRange(n int, fn func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < 4096 || workers == 1 {
+		fn(0, n)
+		return
+	}
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
 }

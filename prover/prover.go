@@ -257,9 +257,9 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		proveMs time.Duration
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		proveTime time.Duration
 	)
 	fail := func(err error) { cancel(err) }
 	class := GPUKind(req.Kind).Class()
@@ -302,7 +302,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 			}
 			mu.Lock()
 			proofs[i] = pr
-			proveMs += time.Since(t1)
+			proveTime += time.Since(t1)
 			mu.Unlock()
 		}(i, pa)
 	}
@@ -310,7 +310,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	if err := context.Cause(ctx); err != nil {
 		return res, err
 	}
-	res.Prove = proveMs
+	res.Prove = proveTime
 	progress(StageVerifying, len(parts), len(parts))
 	t2 := time.Now()
 	pvk, err := groth16.Prepare(vk)
