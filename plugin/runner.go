@@ -55,8 +55,8 @@ func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report
 	if info, ok := jobs.RunInfoFrom(ctx); ok {
 		preq.JobID, preq.Submitted = string(info.ID), info.Submitted
 	}
-	res, err := r.p.Prove(ctx, preq, func(st prover.Stage, part, n int) {
-		report(rpcapi.EventType(st), part, n)
+	res, err := r.p.Prove(ctx, preq, func(st prover.Stage, part, n int, detail ...string) {
+		report(rpcapi.EventType(st), part, n, detail...)
 	})
 	out := jobs.Output{SRSLoadMs: uint64(use.SRSLoad().Milliseconds()), GPUs: use.Devices()}
 	if err != nil {

@@ -2,6 +2,8 @@ package prover
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -38,6 +40,22 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 	res, err := b.prover.Prove(ctx, gpu.ProveRequest{
 		JobID: info.JobID, Kind: queueKind(info), Submitted: info.Submitted, Index: info.Index,
 		PK: pk, PA: pa, R: *r, S: *s,
+		OnEvent: func(ev gpu.Event) {
+			if info.Note == nil {
+				return
+			}
+			switch ev.Type {
+			case gpu.EventAdmitted:
+				srs := "streamed"
+				if ev.SRSResident {
+					srs = "resident"
+				}
+				info.Note(StageAdmitted, fmt.Sprintf("gpu %d worker %d: %s plan, SRS %s, %s, attempt %d, waited %s",
+					ev.Device, ev.Worker, ev.Tier, srs, gpu.FormatBytes(ev.Bytes), ev.Attempt, ev.Waited.Round(time.Millisecond)))
+			case gpu.EventAllocFailed:
+				info.Note(StageAdmitted, fmt.Sprintf("gpu %d: out of memory with the %s plan; retrying with a smaller one", ev.Device, ev.Tier))
+			}
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package prover
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/snarkd/snarkd/gpu"
@@ -24,9 +26,23 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 		t.Fatalf("concurrency %d, want 4 workers + 2 devices", b.Concurrency())
 	}
 	p := New(b, NewParamCache(t.TempDir()))
-	res, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 5, TestSeed: 9}, nil)
+	var mu sync.Mutex
+	admitted := map[int]string{}
+	res, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 5, TestSeed: 9},
+		func(st Stage, part, _ int, detail ...string) {
+			if st == StageAdmitted {
+				mu.Lock()
+				admitted[part] = strings.Join(detail, "")
+				mu.Unlock()
+			}
+		})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range 5 {
+		if d := admitted[i]; !strings.Contains(d, "plan, SRS") {
+			t.Errorf("partition %d: admitted detail %q", i, d)
+		}
 	}
 	if res.Partitions != 5 || len(res.Proof) != 5*192 {
 		t.Fatalf("%d partitions, %d proof bytes", res.Partitions, len(res.Proof))

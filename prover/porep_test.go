@@ -144,7 +144,7 @@ func TestPoRepParamsOfAnotherCircuit(t *testing.T) {
 	}
 	pipe := New(CPUBackend{}, NewParamCache("").WithFilecoinDir(dir))
 	var stages []Stage
-	_, err = pipe.Prove(context.Background(), porepRequest(p, encode(t, o)), func(s Stage, _, _ int) { stages = append(stages, s) })
+	_, err = pipe.Prove(context.Background(), porepRequest(p, encode(t, o)), func(s Stage, _, _ int, _ ...string) { stages = append(stages, s) })
 	var mm *seal.ParamsMismatchError
 	if !errors.As(err, &mm) || !strings.Contains(err.Error(), filepath.Join(dir, p.ParamsFile())) {
 		t.Fatalf("got %v, want ParamsMismatchError naming the file", err)

@@ -87,10 +87,14 @@ const (
 	StageSynthesizing Stage = "synthesizing"
 	StageProving      Stage = "proving"
 	StageVerifying    Stage = "verifying"
+	// StageAdmitted is reported by GPU backends when a device grants a partition its memory
+	// plan (detail: device, worker, tier, SRS placement), between proving and the proof.
+	StageAdmitted Stage = "admitted"
 )
 
-// Progress receives the stage a request is entering, with the 0-based partition.
-type Progress func(stage Stage, partition, partitions int)
+// Progress receives the stage a request is entering, with the 0-based partition and, for some
+// stages, details for the job's event log.
+type Progress func(stage Stage, partition, partitions int, detail ...string)
 
 // Result is a request's proof bytes (192 per partition, in order) and stage timings.
 type Result struct {
@@ -111,6 +115,8 @@ type PartitionInfo struct {
 	Partitions int
 	// Class is the queue class: 0 WinningPoSt, 1 WindowPoSt, 2 PoRep, SnapDeals and test.
 	Class int
+	// Note, if set, adds a detail to the job's events (StageAdmitted: the granted plan).
+	Note func(stage Stage, detail string)
 }
 
 // Backend proves one synthesized partition with the given randomness. Implementations must
@@ -234,7 +240,7 @@ func (p *Pipeline) planTest(ctx context.Context, req Request) (*groth16.Paramete
 // is returned: a proof that does not verify is an error, never an answer.
 func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (Result, error) {
 	if progress == nil {
-		progress = func(Stage, int, int) {}
+		progress = func(Stage, int, int, ...string) {}
 	}
 	pk, vk, parts, err := p.plan(ctx, req)
 	if err != nil {
@@ -290,6 +296,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		}
 		pi := info
 		pi.Index = i
+		pi.Note = func(st Stage, detail string) { progress(st, i, len(parts), detail) }
 		wg.Add(1)
 		go func(i int, pa *cs.ProvingAssignment) {
 			defer wg.Done()

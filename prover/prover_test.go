@@ -20,7 +20,7 @@ func TestTestKindProvesAndVerifies(t *testing.T) {
 	p := New(CPUBackend{}, NewParamCache(dir))
 	var stages []Stage
 	res, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 2, TestSeed: 7},
-		func(s Stage, part, n int) { stages = append(stages, s) })
+		func(s Stage, part, n int, _ ...string) { stages = append(stages, s) })
 	if err != nil {
 		t.Fatal(err)
 	}

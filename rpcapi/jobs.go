@@ -191,9 +191,12 @@ const (
 	EventSynthesizing EventType = "synthesizing"
 	EventProving      EventType = "proving"
 	EventVerifying    EventType = "verifying"
-	EventDone         EventType = "done"
-	EventFailed       EventType = "failed"
-	EventCancelled    EventType = "cancelled"
+	// EventAdmitted: a GPU granted a partition its memory plan (Detail names the device, the
+	// worker, the tier and where the SRS lives), or an out-of-memory sent it to a smaller one.
+	EventAdmitted  EventType = "admitted"
+	EventDone      EventType = "done"
+	EventFailed    EventType = "failed"
+	EventCancelled EventType = "cancelled"
 )
 
 // JobEvent is one progress event. Partition is 0-based and meaningful for synthesizing and
@@ -208,6 +211,8 @@ type JobEvent struct {
 	Time       time.Time
 	ElapsedMs  uint64
 	Error      string `json:",omitempty"`
+	// Detail says more about the step (the plan of an admitted partition).
+	Detail string `json:",omitempty"`
 }
 
 // SubmitResult answers Submit.

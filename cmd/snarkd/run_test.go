@@ -70,7 +70,7 @@ func TestNewGPUSchedulerSimulated(t *testing.T) {
 		st.Devices[0].Memory.Headroom != 0 {
 		t.Fatalf("status: %+v", st)
 	}
-	if opts.Backend == nil || opts.Backend.Name() != "simulated" || opts.Backend.Concurrency() != 3 ||
+	if opts.Backend == nil || opts.Backend.Name() != "simulated" || opts.Backend.Concurrency() != 4 || // 3 workers + 1 prepared ahead
 		opts.GPUMetrics == nil || len(opts.GPUs) != 1 {
 		t.Fatalf("options: %+v", opts)
 	}

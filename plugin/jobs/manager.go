@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ var log = logging.Logger("snarkd/jobs")
 type Stage = rpcapi.EventType
 
 // Report is how a Runner tells the manager where a job is.
-type Report func(stage Stage, partition, partitions int)
+type Report func(stage Stage, partition, partitions int, detail ...string)
 
 // Output is what a Runner produced for one job.
 type Output struct {
@@ -413,7 +414,7 @@ func (m *Manager) run(e *entry) {
 		runErr = err
 	} else {
 		ctx := WithRunInfo(ctx, RunInfo{ID: rec.Job.ID, Submitted: rec.Job.Submitted})
-		out, runErr = m.safeRun(ctx, req, func(stage Stage, partition, partitions int) {
+		out, runErr = m.safeRun(ctx, req, func(stage Stage, partition, partitions int, detail ...string) {
 			m.mu.Lock()
 			if partitions > 0 {
 				e.rec.Job.Partitions = partitions
@@ -422,6 +423,7 @@ func (m *Manager) run(e *entry) {
 				e.rec.Job.PartitionsDone = partition
 			}
 			ev := m.event(e, stage, partition)
+			ev.Detail = strings.Join(detail, "; ")
 			m.mu.Unlock()
 			m.events.publish(ev)
 		})
