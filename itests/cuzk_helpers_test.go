@@ -1,11 +1,13 @@
 package itests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/snarkd/snarkd/cuzk/cuzktest"
 	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
@@ -45,6 +47,44 @@ func dialCuzk(t *testing.T, d *daemon) (pb.ProvingEngineClient, error) {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return client, nil
+}
+
+// cuzkProve sends a Curio-shaped request through Prove, as Curio does, logs its time as
+// "TIMING <what> cuzk Prove" and returns the proof of the completed job.
+func cuzkProve(t *testing.T, c pb.ProvingEngineClient, what string, req *pb.SubmitProofRequest) []byte {
+	t.Helper()
+	start := time.Now()
+	res, err := c.Prove(context.Background(), &pb.ProveRequest{Submit: req})
+	if err != nil {
+		t.Fatalf("Prove %s: %v", req.RequestId, err)
+	}
+	if r := res.GetResult(); r.GetStatus() != pb.AwaitProofResponse_COMPLETED {
+		t.Fatalf("Prove %s: %v", req.RequestId, r)
+	}
+	logTiming(t, what+" cuzk Prove", time.Since(start))
+	return res.Result.Proof
+}
+
+// cuzkSubmitAwait sends a Curio-shaped request through SubmitProof and waits for it with
+// AwaitProof (no timeout: proving speed is not under test), logs the time from the submission
+// to the answer as "TIMING <what> cuzk SubmitProof to AwaitProof" and returns the proof.
+func cuzkSubmitAwait(t *testing.T, c pb.ProvingEngineClient, what string, req *pb.SubmitProofRequest) []byte {
+	t.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	sub, err := c.SubmitProof(ctx, req)
+	if err != nil {
+		t.Fatalf("SubmitProof %s: %v", req.RequestId, err)
+	}
+	aw, err := c.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: sub.JobId})
+	if err != nil {
+		t.Fatalf("AwaitProof %s (job %s): %v", req.RequestId, sub.JobId, err)
+	}
+	if aw.Status != pb.AwaitProofResponse_COMPLETED || aw.JobId != sub.JobId {
+		t.Fatalf("AwaitProof %s (job %s): %v", req.RequestId, sub.JobId, aw)
+	}
+	logTiming(t, what+" cuzk SubmitProof to AwaitProof", time.Since(start))
+	return aw.Proof
 }
 
 // cuzkTarget is where a daemon started by startCuzkDaemon in repo serves the cuzk service.

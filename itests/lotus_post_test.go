@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -24,13 +23,14 @@ import (
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-// postStorage is the miner's sector storage for the PoSt worker test: Go-sealed 2KiB sectors
-// behind the stand-in's storage index and its /remote/vanilla/single endpoint, which, like
+// postStorage is the miner's sector storage for the PoSt worker test: Go-sealed sectors of one
+// seal proof type behind the stand-in's storage index and its /remote/vanilla/single endpoint, which, like
 // lotus-miner's, needs an admin token of the miner and computes the vanilla proof for the
 // challenges in the request. Sectors in lost are in the index but on no node (404).
 type postStorage struct {
 	m       *standIn
 	miner   abi.ActorID
+	sp      *prooftypes.SealProof
 	sectors map[abi.SectorNumber]*sealer.Sector
 	lost    map[abi.SectorNumber]bool
 
@@ -41,13 +41,9 @@ type postStorage struct {
 	fileTypes    []rpcapi.SectorFileType
 }
 
-func newPoStStorage(t *testing.T, m *standIn, miner abi.ActorID, readable []abi.SectorNumber, lost ...abi.SectorNumber) *postStorage {
+func newPoStStorage(t *testing.T, m *standIn, sp *prooftypes.SealProof, miner abi.ActorID, readable []abi.SectorNumber, lost ...abi.SectorNumber) *postStorage {
 	t.Helper()
-	sp, err := prooftypes.Lookup(abi.RegisteredSealProof_StackedDrg2KiBV1_1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &postStorage{m: m, miner: miner, sectors: map[abi.SectorNumber]*sealer.Sector{}, lost: map[abi.SectorNumber]bool{},
+	s := &postStorage{m: m, miner: miner, sp: sp, sectors: map[abi.SectorNumber]*sealer.Sector{}, lost: map[abi.SectorNumber]bool{},
 		served: map[abi.SectorNumber][]byte{}}
 	r := rand.NewChaCha8([32]byte{'p', 'o', 's', 't'})
 	for _, n := range append(slices.Clone(readable), lost...) {
@@ -57,10 +53,12 @@ func newPoStStorage(t *testing.T, m *standIn, miner abi.ActorID, readable []abi.
 		}
 		var ticket [32]byte
 		_, _ = r.Read(ticket[:])
+		start := time.Now()
 		sec, err := sealer.Seal(context.Background(), sp, data, prooftypes.ProverID(miner), uint64(n), ticket)
 		if err != nil {
 			t.Fatalf("sealing sector %d: %v", n, err)
 		}
+		logTiming(t, fmt.Sprintf("seal %s sector %d", sp.Name, n), time.Since(start))
 		s.sectors[n] = sec
 	}
 	for _, n := range lost {
@@ -194,7 +192,7 @@ func (s *postStorage) challenges(t *testing.T, ppt abi.RegisteredPoStProof, rand
 		if ch[uint64(n)] == nil {
 			continue // WinningPoSt challenges only the first
 		}
-		out[n] = rpcapi.PostSectorChallenge{SealProof: abi.RegisteredSealProof_StackedDrg2KiBV1_1, SectorNumber: n,
+		out[n] = rpcapi.PostSectorChallenge{SealProof: s.sp.Proof, SectorNumber: n,
 			SealedCID: sealedCIDOf(s.sectors[n]), Challenge: ch[uint64(n)]}
 	}
 	return out
@@ -216,21 +214,23 @@ func attachPoStWorker(t *testing.T, bin string, m *standIn, mode, params string)
 // the miner's connection it reads each sector's vanilla proof through StorageFindSector and
 // the storage node's /remote/vanilla/single with the miner's token (falling back past a dead
 // node), answers an unreadable sector in Skipped without a proof, proves a full and a short
-// WindowPoSt partition and a WinningPoSt from Go-sealed 2KiB sectors, and every proof verifies
-// with the generated .vk.
+// WindowPoSt partition and a WinningPoSt from Go-sealed sectors of the size SNARKD_ITEST_POST
+// selects (2KiB by default, or 8MiB; devnet parameters from the shared cache, as
+// TestPoStEndToEnd's), and every proof verifies with the generated .vk. Proof times are logged
+// as "TIMING …" lines.
 func TestLotusPoStWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("devnet PoSt setups and proofs in -short")
 	}
-	bin := buildDaemon(t)
-	params := t.TempDir()
-	for _, name := range []string{"StackedDrgWinning2KiBV1", "StackedDrgWindow2KiBV1_1"} {
-		start := time.Now()
-		if out, err := exec.Command(bin, "params", "gen", "--proof", name, "--dir", params).CombinedOutput(); err != nil {
-			t.Fatalf("params gen %s: %v\n%s", name, err, out)
-		}
-		t.Logf("params gen %s: %v", name, time.Since(start).Round(time.Millisecond))
+	size := postSize(t)
+	winP, wdP := postProofs(t, size)
+	sp, err := prooftypes.ForSectorSize(wdP.SectorSize)
+	if err != nil {
+		t.Fatal(err)
 	}
+	testStart := time.Now()
+	bin := buildDaemon(t)
+	params := devnetParams(t, bin, winP.Name, wdP.Name)
 	const miner = abi.ActorID(1000)
 	var randomness [32]byte
 	r := rand.NewChaCha8([32]byte{'r', 'n', 'd'})
@@ -239,7 +239,14 @@ func TestLotusPoStWorker(t *testing.T) {
 
 	t.Run("windowpost", func(t *testing.T) {
 		m := newStandIn(t, 100*time.Millisecond)
-		st := newPoStStorage(t, m, miner, []abi.SectorNumber{1, 2, 3}, 4)
+		// Partition 0 holds sectors 1…n (n = the proof's sectors per partition), partition 1 sector
+		// n+1 and sector n+2, which is on no storage node.
+		n := abi.SectorNumber(wdP.SectorCount)
+		var full []abi.SectorNumber
+		for i := abi.SectorNumber(1); i <= n; i++ {
+			full = append(full, i)
+		}
+		st := newPoStStorage(t, m, sp, miner, append(slices.Clone(full), n+1), n+2)
 		w := attachPoStWorker(t, bin, m, "windowpost", params)
 		if fmt.Sprint(w.Tasks) != fmt.Sprint(map[rpcapi.TaskType]struct{}{rpcapi.TTGenerateWindowPoSt: {}}) {
 			t.Fatalf("windowpost worker advertises %v", w.Tasks)
@@ -250,41 +257,52 @@ func TestLotusPoStWorker(t *testing.T) {
 			t.Fatalf("PoSt worker took a C2: %v", err)
 		}
 
-		ppt := abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1
-		ch := st.challenges(t, ppt, randomness, 1, 2, 3, 4)
+		ppt := wdP.Proof
+		ch := st.challenges(t, ppt, randomness, append(slices.Clone(full), n+1, n+2)...)
 		in := func(nums ...abi.SectorNumber) *cuzktest.PoSt {
 			return &cuzktest.PoSt{Proof: ppt, Randomness: randomness, Vanilla: st.vanilla(t, nums...)}
 		}
+		challenges := func(nums ...abi.SectorNumber) []rpcapi.PostSectorChallenge {
+			var out []rpcapi.PostSectorChallenge
+			for _, k := range nums {
+				out = append(out, ch[k])
+			}
+			return out
+		}
 
-		// Partition 0, full: sectors 1 and 2.
-		res, err := w.API.GenerateWindowPoSt(ctx, ppt, miner, []rpcapi.PostSectorChallenge{ch[1], ch[2]}, 0, randomness[:])
+		// Partition 0, full.
+		start := time.Now()
+		res, err := w.API.GenerateWindowPoSt(ctx, ppt, miner, challenges(full...), 0, randomness[:])
 		if err != nil {
 			t.Fatal(err)
 		}
+		logTiming(t, fmt.Sprintf("%s Lotus GenerateWindowPoSt partition 0 (%d sectors; first: loads parameters)", wdP.Name, len(full)), time.Since(start))
 		if len(res.Skipped) != 0 || res.PoStProofs.PoStProof != ppt || len(res.PoStProofs.ProofBytes) != post.ProofBytes {
 			t.Fatalf("partition 0: %+v", res)
 		}
-		verifyPoSt(t, params, in(1, 2), miner, 0, res.PoStProofs.ProofBytes)
+		verifyPoSt(t, params, in(full...), miner, 0, res.PoStProofs.ProofBytes)
 
-		// Partition 1: sector 4 is on no storage node. It comes back in Skipped, with no proof
+		// Partition 1: sector n+2 is on no storage node. It comes back in Skipped, with no proof
 		// and no error, as from lotus-worker.
-		res, err = w.API.GenerateWindowPoSt(ctx, ppt, miner, []rpcapi.PostSectorChallenge{ch[3], ch[4]}, 1, randomness[:])
+		res, err = w.API.GenerateWindowPoSt(ctx, ppt, miner, challenges(n+1, n+2), 1, randomness[:])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fmt.Sprint(res.Skipped) != fmt.Sprint([]abi.SectorID{{Miner: miner, Number: 4}}) || len(res.PoStProofs.ProofBytes) != 0 {
+		if fmt.Sprint(res.Skipped) != fmt.Sprint([]abi.SectorID{{Miner: miner, Number: n + 2}}) || len(res.PoStProofs.ProofBytes) != 0 {
 			t.Fatalf("partition 1 with a lost sector: %+v", res)
 		}
 
 		// The miner asks again without it: partition 1 short of a sector.
-		res, err = w.API.GenerateWindowPoSt(ctx, ppt, miner, []rpcapi.PostSectorChallenge{ch[3]}, 1, randomness[:])
+		start = time.Now()
+		res, err = w.API.GenerateWindowPoSt(ctx, ppt, miner, challenges(n+1), 1, randomness[:])
 		if err != nil {
 			t.Fatal(err)
 		}
+		logTiming(t, fmt.Sprintf("%s Lotus GenerateWindowPoSt partition 1 (1 of %d sectors)", wdP.Name, len(full)), time.Since(start))
 		if len(res.Skipped) != 0 || len(res.PoStProofs.ProofBytes) != post.ProofBytes {
 			t.Fatalf("partition 1 short of a sector: %+v", res)
 		}
-		verifyPoSt(t, params, in(3), miner, 1, res.PoStProofs.ProofBytes)
+		verifyPoSt(t, params, in(n+1), miner, 1, res.PoStProofs.ProofBytes)
 
 		st.mu.Lock()
 		defer st.mu.Unlock()
@@ -300,18 +318,20 @@ func TestLotusPoStWorker(t *testing.T) {
 
 	t.Run("winningpost", func(t *testing.T) {
 		m := newStandIn(t, 100*time.Millisecond)
-		st := newPoStStorage(t, m, miner, []abi.SectorNumber{2}, 4)
+		st := newPoStStorage(t, m, sp, miner, []abi.SectorNumber{2}, 4)
 		w := attachPoStWorker(t, bin, m, "winningpost", params)
 		if fmt.Sprint(w.Tasks) != fmt.Sprint(map[rpcapi.TaskType]struct{}{rpcapi.TTGenerateWinningPoSt: {}}) {
 			t.Fatalf("winningpost worker advertises %v", w.Tasks)
 		}
 		ctx := context.Background()
-		ppt := abi.RegisteredPoStProof_StackedDrgWinning2KiBV1
+		ppt := winP.Proof
 		ch := st.challenges(t, ppt, randomness, 2)
+		start := time.Now()
 		out, err := w.API.GenerateWinningPoSt(ctx, ppt, miner, []rpcapi.PostSectorChallenge{ch[2]}, randomness[:])
 		if err != nil {
 			t.Fatal(err)
 		}
+		logTiming(t, winP.Name+" Lotus GenerateWinningPoSt (first: loads parameters)", time.Since(start))
 		if len(out) != 1 || out[0].PoStProof != ppt || len(out[0].ProofBytes) != post.ProofBytes {
 			t.Fatalf("WinningPoSt answer %+v", out)
 		}
@@ -323,9 +343,10 @@ func TestLotusPoStWorker(t *testing.T) {
 			!strings.Contains(err.Error(), "reading the vanilla proof of sector 4 of miner 1000") {
 			t.Fatalf("WinningPoSt of a lost sector: %v", err)
 		}
-		if _, err := w.API.GenerateWindowPoSt(ctx, abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1, miner, []rpcapi.PostSectorChallenge{ch[2]}, 0, randomness[:]); err == nil ||
+		if _, err := w.API.GenerateWindowPoSt(ctx, wdP.Proof, miner, []rpcapi.PostSectorChallenge{ch[2]}, 0, randomness[:]); err == nil ||
 			!strings.Contains(err.Error(), "does not run post/v0/windowproof") {
 			t.Fatalf("winningpost worker took a WindowPoSt: %v", err)
 		}
 	})
+	logTiming(t, "Lotus PoSt worker "+size+" end to end (params, sealing, proofs, verify)", time.Since(testStart))
 }

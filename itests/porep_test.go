@@ -2,6 +2,7 @@ package itests
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
@@ -101,19 +103,26 @@ func porepProofType(t *testing.T) *prooftypes.SealProof {
 }
 
 // TestPoRepC2EndToEnd: a Go-sealed sector's C1 output proved by the daemon with devnet
-// parameters from `snarkd params gen`, through the native API (SealCommitPhase2) and through
-// the Lotus worker path (SealCommit2 → ReturnSealCommit2 to the miner stand-in); both proofs
-// verify with the generated .vk and get_seal_inputs' public inputs. One daemon serves both, so
-// the parameters are loaded once (the first C2's time includes loading them). Stage timings
-// are logged as "TIMING …" lines.
+// parameters from `snarkd params gen`, through the native API (SealCommitPhase2), through the
+// Lotus worker path (SealCommit2 → ReturnSealCommit2 to the miner stand-in) and through the
+// cuzk gRPC service as Curio sends it (Commit2In; Prove, then SubmitProof + AwaitProof); every
+// proof verifies with the generated .vk and get_seal_inputs' public inputs. One daemon serves
+// all of them, so the parameters are loaded once (the first C2's time includes loading them).
+// Stage timings are logged as "TIMING …" lines.
 func TestPoRepC2EndToEnd(t *testing.T) {
 	p := porepProofType(t)
 	testStart := time.Now()
 	bin := buildDaemon(t)
 	dir := devnetParams(t, bin, p.Name)
 	m := newStandIn(t, 500*time.Millisecond)
-	d := startDaemon(t, bin, t.TempDir(), append([]string{"FIL_PROOFS_PARAMETER_CACHE=" + dir}, lotusEnv...), "--miner-api-info", m.apiInfo())
+	repo := t.TempDir()
+	d := startDaemon(t, bin, repo, append([]string{"FIL_PROOFS_PARAMETER_CACHE=" + dir}, lotusEnv...),
+		"--miner-api-info", m.apiInfo(), "--cuzk-listen", cuzkTarget(repo))
 	api := d.client(t, false)
+	c, err := dialCuzk(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 
 	t.Run("native SealCommitPhase2", func(t *testing.T) {
@@ -147,6 +156,25 @@ func TestPoRepC2EndToEnd(t *testing.T) {
 		verifyPoRep(t, dir, p, phase1, miner, sector, ret.Proof)
 	})
 
+	t.Run("cuzk", func(t *testing.T) {
+		// Curio's PoRep task with cuzk enabled: POREP_SEAL_COMMIT at NORMAL priority, request ID
+		// porep-<miner>-<sector>, the C1 output in its Commit2In envelope, once through Prove and
+		// once (another sector) through SubmitProof + AwaitProof.
+		const miner = 1000
+		for i, send := range []func(*testing.T, pb.ProvingEngineClient, string, *pb.SubmitProofRequest) []byte{cuzkProve, cuzkSubmitAwait} {
+			sector := abi.SectorNumber(13 + i)
+			phase1 := encodeC1(t, sealedC1(t, p, miner, sector, byte(4+i)))
+			in, err := json.Marshal(c1.Commit2In{SectorNum: int64(sector), Phase1Out: phase1, SectorSize: uint64(p.SectorSize)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			proof := send(t, c, "C2 "+p.Name, &pb.SubmitProofRequest{RequestId: fmt.Sprintf("porep-%d-%d", miner, sector),
+				ProofKind: pb.ProofKind_POREP_SEAL_COMMIT, SectorSize: uint64(p.SectorSize), RegisteredProof: uint64(p.Proof),
+				Priority: pb.Priority_NORMAL, VanillaProof: in, SectorNumber: uint64(sector), MinerId: miner})
+			verifyPoRep(t, dir, p, phase1, miner, sector, proof)
+		}
+	})
+
 	st, err := api.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +187,7 @@ func TestPoRepC2EndToEnd(t *testing.T) {
 		t.Errorf("Status does not list %s as loaded: %+v", p.ParamsFile(), st.Params)
 	}
 	logJobTimings(t, api, rpcapi.KindPoRepC2)
-	logTiming(t, "PoRep "+p.Name+" end to end (params, seal, both C2s, verify)", time.Since(testStart))
+	logTiming(t, "PoRep "+p.Name+" end to end (params, seal, all four C2s, verify)", time.Since(testStart))
 }
 
 // TestPoRepC2Refused: C1 outputs that cannot yield a valid proof are refused with an error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
@@ -112,9 +113,11 @@ func snapSealProof(t *testing.T) *prooftypes.SealProof {
 
 // TestSnapDealsEndToEnd: a SnapDeals update of a Go-sealed sector key (size from
 // SNARKD_ITEST_SNAP) proved by the daemon with `snarkd params gen` parameters through the native
-// API (GenerateUpdateProofWithVanilla) and the Lotus worker path (ProveReplicaUpdate2 →
-// ReturnProveReplicaUpdate2); both proofs verify with the generated .vk, and a tampered vanilla
-// proof is refused. Stage timings are logged as "TIMING …" lines.
+// API (GenerateUpdateProofWithVanilla), the Lotus worker path (ProveReplicaUpdate2 →
+// ReturnProveReplicaUpdate2) and the cuzk gRPC service with Curio's request (once through
+// Prove, once through SubmitProof + AwaitProof); one daemon serves all three, every proof
+// verifies with the generated .vk, and a tampered vanilla proof is refused. Stage timings are
+// logged as "TIMING …" lines.
 func TestSnapDealsEndToEnd(t *testing.T) {
 	sp := snapSealProof(t)
 	size := prooftypes.SectorSizeLabel(sp.SectorSize)
@@ -135,8 +138,14 @@ func TestSnapDealsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newStandIn(t, 500*time.Millisecond)
-	d := startDaemon(t, bin, t.TempDir(), append([]string{"FIL_PROOFS_PARAMETER_CACHE=" + dir}, lotusEnv...), "--miner-api-info", m.apiInfo())
+	repo := t.TempDir()
+	d := startDaemon(t, bin, repo, append([]string{"FIL_PROOFS_PARAMETER_CACHE=" + dir}, lotusEnv...),
+		"--miner-api-info", m.apiInfo(), "--cuzk-listen", cuzkTarget(repo))
 	api := d.client(t, false)
+	c, err := dialCuzk(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 
 	t.Run("native", func(t *testing.T) {
@@ -172,6 +181,21 @@ func TestSnapDealsEndToEnd(t *testing.T) {
 		logTiming(t, upName+" Lotus ProveReplicaUpdate2 to ReturnProveReplicaUpdate2", time.Since(start))
 		verifySnap(t, dir, e, vanilla, ret.Proof)
 	})
+
+	t.Run("cuzk", func(t *testing.T) {
+		// Curio's UpdateProve task with cuzk enabled: SNAP_DEALS_UPDATE at NORMAL priority, request ID
+		// snap-<miner>-<sector>, the update proof type, one bincode PartitionProof per partition and
+		// the raw 32-byte commitments behind the CIDs.
+		req := func(id string) *pb.SubmitProofRequest {
+			return &pb.SubmitProofRequest{RequestId: id, ProofKind: pb.ProofKind_SNAP_DEALS_UPDATE, SectorSize: uint64(sp.SectorSize),
+				RegisteredProof: uint64(up), Priority: pb.Priority_NORMAL, VanillaProofs: vanilla, SectorNumber: sector, MinerId: miner,
+				CommROld: bytes.Clone(e.CommROld[:]), CommRNew: bytes.Clone(e.CommRNew[:]), CommDNew: bytes.Clone(e.CommDNew[:])}
+		}
+		verifySnap(t, dir, e, vanilla, cuzkProve(t, c, upName, req(fmt.Sprintf("snap-%d-%d", miner, sector))))
+		// The same update under another request ID (Curio's ProofShare tasks add their task ID)
+		// is another job.
+		verifySnap(t, dir, e, vanilla, cuzkSubmitAwait(t, c, upName, req(fmt.Sprintf("snap-%d-%d-task-2", miner, sector))))
+	})
 	logJobTimings(t, api, rpcapi.KindSnapProve)
-	logTiming(t, "SnapDeals "+size+" end to end (params, sealing, encoding, both proofs, verify)", time.Since(testStart))
+	logTiming(t, "SnapDeals "+size+" end to end (params, sealing, encoding, all four proofs, verify)", time.Since(testStart))
 }
