@@ -64,16 +64,17 @@ type Manager struct {
 	j      *journal.Journal
 	runner Runner
 
-	mu      sync.Mutex
-	jobs    map[rpcapi.JobID]*entry
-	byReq   map[string]*entry
-	queue   jobHeap
-	wake    chan struct{}
-	pending int
-	seq     uint64
-	closing bool
-	hooks   []func(rpcapi.Job)
-	busy    map[rpcapi.JobID]bool
+	mu       sync.Mutex
+	jobs     map[rpcapi.JobID]*entry
+	byReq    map[string]*entry
+	queue    jobHeap
+	wake     chan struct{}
+	wakePoSt chan struct{}
+	pending  int
+	seq      uint64
+	closing  bool
+	hooks    []func(rpcapi.Job)
+	busy     map[rpcapi.JobID]bool
 
 	events *broker
 	stats  Stats
@@ -118,7 +119,7 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 	m := &Manager{
 		cfg: cfg, j: j, runner: runner,
 		jobs: map[rpcapi.JobID]*entry{}, byReq: map[string]*entry{},
-		wake: make(chan struct{}, 1), busy: map[rpcapi.JobID]bool{},
+		wake: make(chan struct{}, 1), wakePoSt: make(chan struct{}, 1), busy: map[rpcapi.JobID]bool{},
 		events: newBroker(),
 		stats: Stats{
 			Submitted: map[rpcapi.ProofKind]uint64{}, Completed: map[rpcapi.ProofKind]uint64{},
@@ -216,9 +217,13 @@ func (m *Manager) Close() {
 }
 
 func (m *Manager) signal() {
-	select {
-	case m.wake <- struct{}{}:
-	default:
+	// The PoSt worker has its own channel: were it to take the one wake-up meant for a seal
+	// job, no general worker would start it.
+	for _, ch := range []chan struct{}{m.wake, m.wakePoSt} {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -366,10 +371,14 @@ func (m *Manager) worker(postOnly bool) {
 		}
 		m.mu.Unlock()
 		if e == nil {
+			wake := m.wake
+			if postOnly {
+				wake = m.wakePoSt
+			}
 			select {
 			case <-m.ctx.Done():
 				return
-			case <-m.wake:
+			case <-wake:
 				continue
 			}
 		}

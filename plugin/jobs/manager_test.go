@@ -554,3 +554,21 @@ func TestOutputRecorded(t *testing.T) {
 		t.Fatalf("job %+v", done.Job)
 	}
 }
+
+// TestSealJobStartsWithIdlePoStWorker: a wake-up taken by the idle PoSt-only worker must not
+// leave a seal job waiting while the general worker sleeps (it did about half of the time).
+func TestSealJobStartsWithIdlePoStWorker(t *testing.T) {
+	for i := range 40 {
+		g := newGateRunner()
+		m := open(t, filepath.Join(t.TempDir(), fmt.Sprintf("j%d.db", i)), g, Config{Workers: 1})
+		if _, err := m.Submit(testReq("seal", 1), SubmitOpts{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-g.startCh:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the seal job never started", i)
+		}
+		g.release <- struct{}{}
+	}
+}
