@@ -194,12 +194,9 @@ func (p *ProverAPI) GenerateSinglePartitionWindowPoStWithVanilla(ctx context.Con
 
 // GenerateUpdateProofWithVanilla proves a SnapDeals update.
 func (p *ProverAPI) GenerateUpdateProofWithVanilla(ctx context.Context, pt abi.RegisteredUpdateProof, oldSealed, newSealed, unsealed cid.Cid, vanilla [][]byte) ([]byte, error) {
-	comms := make([][]byte, 3)
-	for i, c := range []cid.Cid{oldSealed, newSealed, unsealed} {
-		var err error
-		if comms[i], err = lotus.Commitment(c); err != nil {
-			return nil, &rpcapi.ErrBadRequest{Field: []string{"oldSealed", "newSealed", "unsealed"}[i], Reason: err.Error()}
-		}
+	comms, err := lotus.UpdateCommitments(oldSealed, newSealed, unsealed, [3]string{"oldSealed", "newSealed", "unsealed"})
+	if err != nil {
+		return nil, err
 	}
 	return p.proveFFI(ctx, rpcapi.ProofRequest{Kind: rpcapi.KindSnapProve, RegisteredProof: int64(pt), VanillaProofs: vanilla,
 		CommROld: comms[0], CommRNew: comms[1], CommDNew: comms[2]})

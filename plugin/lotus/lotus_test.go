@@ -13,6 +13,8 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/ipfs/go-cid"
 
+	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/commcid"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/plugin/journal"
 	"github.com/snarkd/snarkd/rpcapi"
@@ -133,13 +135,29 @@ func TestWorkerURL(t *testing.T) {
 	}
 }
 
-func TestCommitment(t *testing.T) {
-	c := cid.MustParse("bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4")
-	b, err := Commitment(c)
-	if err != nil || len(b) != 32 {
-		t.Fatalf("%x %v", b, err)
+func TestUpdateCommitments(t *testing.T) {
+	var d c1.Domain
+	d[0] = 9
+	sealed, _ := commcid.SealedCID(d)
+	unsealed, _ := commcid.UnsealedCID(d)
+	names := [3]string{"sectorKey", "newSealed", "newUnsealed"}
+	comms, err := UpdateCommitments(sealed, sealed, unsealed, names)
+	if err != nil || len(comms) != 3 || comms[2][0] != 9 {
+		t.Fatalf("%x %v", comms, err)
 	}
-	if _, err := Commitment(cid.Undef); err == nil {
-		t.Fatal("undefined CID accepted")
+	for _, tc := range []struct {
+		args  [3]cid.Cid
+		field string
+	}{
+		{[3]cid.Cid{cid.Undef, sealed, unsealed}, "sectorKey"},
+		{[3]cid.Cid{sealed, unsealed, unsealed}, "newSealed"}, // an unsealed CID where a sealed one goes
+		{[3]cid.Cid{sealed, sealed, sealed}, "newUnsealed"},
+		{[3]cid.Cid{sealed, cid.MustParse("bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"), unsealed}, "newSealed"},
+	} {
+		_, err := UpdateCommitments(tc.args[0], tc.args[1], tc.args[2], names)
+		var bad *rpcapi.ErrBadRequest
+		if !errors.As(err, &bad) || bad.Field != tc.field {
+			t.Errorf("%v: error %v, want a bad request naming %s", tc.args, err, tc.field)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/filecoin-project/go-jsonrpc"
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/filecoin/commcid"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -244,11 +245,11 @@ func checkVanilla(p *post.Proof, s rpcapi.PostSectorChallenge, b []byte) error {
 		return fmt.Errorf("it is the proof of sector %d", v.SectorID)
 	}
 	if s.SealedCID.Defined() {
-		commR, err := Commitment(s.SealedCID)
+		commR, err := commcid.Sealed(s.SealedCID, "challenge SealedCID")
 		if err != nil {
-			return fmt.Errorf("challenge SealedCID: %w", err)
+			return err
 		}
-		if !bytes.Equal(commR, v.CommR[:]) {
+		if !bytes.Equal(commR[:], v.CommR[:]) {
 			return fmt.Errorf("its comm_r %x is not the sector's %s", v.CommR[:], s.SealedCID)
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/ipfs/go-cid"
 	logging "github.com/ipfs/go-log/v2"
 
+	"github.com/snarkd/snarkd/filecoin/commcid"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -187,11 +188,9 @@ func (w *WorkerAPI) ProveReplicaUpdate2(_ context.Context, sector rpcapi.SectorR
 	if err != nil {
 		return rpcapi.UndefCall, &rpcapi.ErrBadRequest{Field: "ProofType", Reason: err.Error()}
 	}
-	comms := make([][]byte, 3)
-	for i, c := range []cid.Cid{sectorKey, newSealed, newUnsealed} {
-		if comms[i], err = Commitment(c); err != nil {
-			return rpcapi.UndefCall, &rpcapi.ErrBadRequest{Field: []string{"sectorKey", "newSealed", "newUnsealed"}[i], Reason: err.Error()}
-		}
+	comms, err := UpdateCommitments(sectorKey, newSealed, newUnsealed, [3]string{"sectorKey", "newSealed", "newUnsealed"})
+	if err != nil {
+		return rpcapi.UndefCall, err
 	}
 	return w.submit(sector, rpcapi.TTProveReplicaUpdate2, rpcapi.ProofRequest{
 		Kind: rpcapi.KindSnapProve, RegisteredProof: int64(upt), VanillaProofs: vanilla,
@@ -199,20 +198,24 @@ func (w *WorkerAPI) ProveReplicaUpdate2(_ context.Context, sector rpcapi.SectorR
 	})
 }
 
-// Commitment extracts the 32-byte commitment from a Filecoin piece/sector CID (its multihash
-// digest).
-func Commitment(c cid.Cid) ([]byte, error) {
-	if !c.Defined() {
-		return nil, errors.New("undefined CID")
+// UpdateCommitments checks the three CIDs of a SnapDeals update — the sector key and the new
+// sealed CID (fil-commitment-sealed, Poseidon), the new unsealed CID (fil-commitment-unsealed,
+// sha2-256-trunc254-padded) — and returns their 32-byte commitments, or an *rpcapi.ErrBadRequest
+// naming the field (names gives the API's argument names).
+func UpdateCommitments(oldSealed, newSealed, newUnsealed cid.Cid, names [3]string) ([][]byte, error) {
+	out := make([][]byte, 3)
+	for i, c := range []cid.Cid{oldSealed, newSealed, newUnsealed} {
+		decode := commcid.Sealed
+		if i == 2 {
+			decode = commcid.Unsealed
+		}
+		d, err := decode(c, names[i])
+		if err != nil {
+			return nil, &rpcapi.ErrBadRequest{Field: names[i], Reason: err.Error()}
+		}
+		out[i] = append([]byte(nil), d[:]...)
 	}
-	dec, err := decodeDigest(c)
-	if err != nil {
-		return nil, err
-	}
-	if len(dec) != 32 {
-		return nil, fmt.Errorf("CID %s carries %d digest bytes, want 32", c, len(dec))
-	}
-	return dec, nil
+	return out, nil
 }
 
 // TaskDisable stops advertising a task type.
