@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/commcid"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -136,9 +139,17 @@ func TestLotusMinerFlow(t *testing.T) {
 		t.Fatalf("C2 return %+v (call %v)", ret, call)
 	}
 
-	// ProveReplicaUpdate2 with the documentation's params: the SnapDeals circuit refuses one
-	// vanilla proof for a 16-partition update, and the miner is told why.
-	res, _ = rawCall(t, rpcURL, minerTok, `{"jsonrpc":"2.0","method":"Filecoin.ProveReplicaUpdate2","params":[{"ID":{"Miner":1000,"Number":9},"ProofType":8},{"/":"bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"},{"/":"bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"},{"/":"bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"},["Ynl0ZSBhcnJheQ=="]],"id":7}`)
+	// ProveReplicaUpdate2 with the documentation's params: their CIDs are not commitment CIDs
+	// (dag-cbor), so the call is refused at once, naming the argument.
+	_, rpcErr := rawCall(t, rpcURL, minerTok, `{"jsonrpc":"2.0","method":"Filecoin.ProveReplicaUpdate2","params":[{"ID":{"Miner":1000,"Number":9},"ProofType":8},{"/":"bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"},{"/":"bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"},{"/":"bafy2bzacea3wsdh6y3a36tb3skempjoxqpuyompjbmfeyf34fi3uy6uue42v4"},["Ynl0ZSBhcnJheQ=="]],"id":7}`)
+	if !strings.Contains(rpcErr, "sectorKey") || !strings.Contains(rpcErr, "codec 0x71, want 0xf102") {
+		t.Fatalf("ProveReplicaUpdate2 with non-commitment CIDs: error %s", rpcErr)
+	}
+	// With commitment CIDs the call is queued; the SnapDeals circuit refuses one vanilla proof
+	// for a 16-partition update, and the miner is told why.
+	sealedCID, _ := commcid.SealedCID(c1.Domain{1})
+	unsealedCID, _ := commcid.UnsealedCID(c1.Domain{2})
+	res, _ = rawCall(t, rpcURL, minerTok, fmt.Sprintf(`{"jsonrpc":"2.0","method":"Filecoin.ProveReplicaUpdate2","params":[{"ID":{"Miner":1000,"Number":9},"ProofType":8},{"/":"%s"},{"/":"%s"},{"/":"%s"},["Ynl0ZSBhcnJheQ=="]],"id":7}`, sealedCID, sealedCID, unsealedCID))
 	if callRe.FindStringSubmatch(res) == nil {
 		t.Fatalf("ProveReplicaUpdate2 result %s", res)
 	}
