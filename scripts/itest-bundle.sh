@@ -65,7 +65,7 @@ summary=()
 for what in "$@"; do
 	case $what in
 	porep) test=TestPoRepC2EndToEnd env=(SNARKD_ITEST_POREP="$size") ;;
-	post) test=TestPoStEndToEnd env=(SNARKD_ITEST_POST="$size") ;;
+	post) test='TestPoStEndToEnd|TestLotusPoStWorker' env=(SNARKD_ITEST_POST="$size") ;;
 	snap) test=TestSnapDealsEndToEnd env=(SNARKD_ITEST_SNAP="$size") ;;
 	priority) test=TestPriorityUnderLoad env=(SNARKD_ITEST_PRIORITY="${ITB_PRIORITY:-$size}") ;;
 	*) echo "unknown test group $what (porep, post, snap, priority)" >&2; exit 2 ;;
@@ -73,11 +73,11 @@ for what in "$@"; do
 	log=$OUT/itest-$what.log
 	echo "== $test (${env[*]}) → $log"
 	start=$(date +%s)
-	(cd "$OUT" && env "${env[@]}" "$here/itests.test" -test.run "^$test\$" -test.v -test.count 1 \
+	(cd "$OUT" && env "${env[@]}" "$here/itests.test" -test.run "^($test)\$" -test.v -test.count 1 \
 		-test.timeout "${ITB_TIMEOUT:-60m}") >"$log" 2>&1
 	rc=$?
 	secs=$(($(date +%s) - start))
-	if [ $rc -eq 0 ] && grep -q -- "^--- SKIP: $test" "$log"; then
+	if [ $rc -eq 0 ] && grep -Eq -- "^--- SKIP: ($test)" "$log"; then
 		result=SKIP
 	elif [ $rc -eq 0 ]; then
 		result=PASS
