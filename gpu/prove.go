@@ -169,16 +169,6 @@ func padZero(v []fr.Element, m int) []fr.Element {
 	return out
 }
 
-// gather returns the values whose density bit is set, in order.
-func gather(vals []fr.Element, d *cs.Density) []fr.Element {
-	if d == nil {
-		return vals
-	}
-	out := make([]fr.Element, d.Count())
-	gatherInto(out, vals, d)
-	return out
-}
-
 // gatherInto writes the values whose density bit is set, in order, to dst and returns how
 // many; the work is split over the CPU cores along 64-bit words.
 func gatherInto(dst, vals []fr.Element, d *cs.Density) int {

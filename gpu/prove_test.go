@@ -198,9 +198,9 @@ func TestGatherMatchesDensity(t *testing.T) {
 				want = append(want, vals[i])
 			}
 		}
-		got := gather(vals, &d)
-		if len(got) != len(want) {
-			t.Fatalf("n=%d: %d values, want %d", n, len(got), len(want))
+		got := make([]fr.Element, d.Count())
+		if k := gatherInto(got, vals, &d); k != len(want) || len(got) != len(want) {
+			t.Fatalf("n=%d: %d values (%d gathered), want %d", n, len(got), k, len(want))
 		}
 		for i := range got {
 			if !got[i].Equal(&want[i]) {
