@@ -2,6 +2,9 @@
 
 package gpu
 
+// #include "snarkd.h"
+import "C"
+
 import (
 	"context"
 	"fmt"
@@ -11,7 +14,8 @@ import (
 
 // HardwareDevice is a CUDA GPU behind the Device interface: device memory through the native
 // allocator (cudaMalloc/cudaFree, never a stream-ordered pool), free memory from the driver's
-// per-device query, page-locked host memory and synchronous copies.
+// per-device query, page-locked host memory, synchronous copies and asynchronous uploads on the
+// device's dedicated copy stream.
 type HardwareDevice struct {
 	ordinal int
 	info    DeviceInfo
@@ -106,6 +110,55 @@ func (d *HardwareDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src Ho
 		return nil
 	}
 	return CopyHostToDevice(d.ordinal, dst, unsafe.Pointer(&src.Bytes[0]), uint64(len(src.Bytes)))
+}
+
+// CopyToDeviceAsync enqueues the copy on the device's copy stream (snarkd_memcpy_htod_async)
+// and returns a Pending for the event recorded after it. From pinned memory the call returns
+// before the DMA ran; from pageable memory the driver stages src before it returns.
+func (d *HardwareDevice) CopyToDeviceAsync(ctx context.Context, dst DevicePtr, src HostMem) (Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(src.Bytes) == 0 {
+		return completed{}, nil
+	}
+	var ev unsafe.Pointer
+	if err := check(fmt.Sprintf("async copy of %s to gpu %d", FormatBytes(uint64(len(src.Bytes))), d.ordinal),
+		C.snarkd_memcpy_htod_async(C.int32_t(d.ordinal), devPtr(dst),
+			unsafe.Pointer(&src.Bytes[0]), C.size_t(len(src.Bytes)), &ev)); err != nil {
+		return nil, err
+	}
+	return &hwPending{ordinal: d.ordinal, event: ev}, nil
+}
+
+// completed is a Pending that finished before it was returned.
+type completed struct{ err error }
+
+func (c completed) Wait(context.Context) error { return c.err }
+
+// hwPending is an upload's completion event. The event is waited and destroyed once; the
+// result is kept for later Waits.
+type hwPending struct {
+	ordinal int
+	mu      sync.Mutex
+	event   unsafe.Pointer // nil once waited
+	err     error
+}
+
+// Wait synchronizes with the event in the calling goroutine (an upload takes bounded time);
+// a ctx that is already done returns its error and leaves the event for a later Wait.
+func (p *hwPending) Wait(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.event == nil {
+		return p.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.err = check("waiting for an upload", C.snarkd_event_wait(C.int32_t(p.ordinal), p.event))
+	p.event = nil
+	return p.err
 }
 
 // Launch runs fn, which calls the native kernels of this device.

@@ -3,8 +3,10 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"testing"
+	"unsafe"
 )
 
 // TestModelSizerMatchesNative keeps the planner's table size equal to the native layout.
@@ -92,5 +94,81 @@ func TestNativeSizer(t *testing.T) {
 		if i > 0 && p.SRSResident == cands[i-1].SRSResident && p.Need() >= cands[i-1].Need() {
 			t.Errorf("candidate %s is not smaller than %s", p, cands[i-1])
 		}
+	}
+}
+
+// TestHardwareCopyToDeviceAsync copies a few MiB from pinned memory through the copy stream
+// in several copies, overwrites one range with a later copy (stream order), and reads it back.
+func TestHardwareCopyToDeviceAsync(t *testing.T) {
+	if n, err := DeviceCount(); err != nil || n == 0 {
+		t.Skip("no CUDA device visible")
+	}
+	ctx := context.Background()
+	dev, err := NewHardwareDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 6 << 20
+	dst, err := dev.Alloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dev.Free(dst) }()
+	src, err := dev.HostAlloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dev.HostFree(src) }()
+	later, err := dev.HostAlloc(1 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dev.HostFree(later) }()
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i*131 + i>>12)
+	}
+	copy(src.Bytes, want)
+	for i := range later.Bytes {
+		later.Bytes[i] = byte(255 - i)
+	}
+	var pend []Pending
+	const chunk = 2 << 20
+	for off := 0; off < size; off += chunk {
+		part := HostMem{Bytes: src.Bytes[off : off+chunk], Size: chunk, Pinned: true}
+		p, err := dev.CopyToDeviceAsync(ctx, dst+DevicePtr(off), part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pend = append(pend, p)
+	}
+	// Enqueued after the first chunk on the same stream: these bytes win.
+	p, err := dev.CopyToDeviceAsync(ctx, dst+1<<19, later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pend = append(pend, p)
+	copy(want[1<<19:], later.Bytes)
+	for i, p := range pend {
+		if err := p.Wait(ctx); err != nil {
+			t.Fatalf("copy %d: %v", i, err)
+		}
+		if err := p.Wait(ctx); err != nil {
+			t.Fatalf("second Wait of copy %d: %v", i, err)
+		}
+	}
+	got := make([]byte, size)
+	if err := CopyDeviceToHost(0, unsafe.Pointer(&got[0]), dst, size); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		i := 0
+		for got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("device bytes differ from the source at offset %d", i)
+	}
+	if p, err := dev.CopyToDeviceAsync(ctx, dst, HostMem{}); err != nil || p.Wait(ctx) != nil {
+		t.Fatalf("empty copy: %v", err)
 	}
 }

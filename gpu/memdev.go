@@ -50,8 +50,19 @@ type Device interface {
 	HostFree(m HostMem) error
 	// CopyToDevice copies src (pinned or pageable) to device memory at dst.
 	CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error
+	// CopyToDeviceAsync starts copying src to dst on the device's copy stream and returns at
+	// once; copies complete in the order they were started. src must stay valid and unchanged
+	// until the Pending's Wait returned the copy's result. A copy that fails after it started
+	// reports its error through Wait.
+	CopyToDeviceAsync(ctx context.Context, dst DevicePtr, src HostMem) (Pending, error)
 	// Launch runs kernel work fn on this device; the simulator adds its kernel latency.
 	Launch(ctx context.Context, name string, fn func() error) error
+}
+
+// Pending is a copy in flight. Wait blocks until the copy completed or ctx is done; once the
+// copy completed, every Wait (concurrent or later) returns the copy's result.
+type Pending interface {
+	Wait(ctx context.Context) error
 }
 
 // errClosed reports use of a scheduler or allocator after Close.

@@ -293,13 +293,32 @@ func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *pa
 			return nil, err
 		}
 	}
+	// The pre-staged vectors go back to back on the copy stream, as on hardware; the kernel
+	// waits for them, and none is left running into the arena when this returns.
+	type upload struct {
+		name string
+		p    Pending
+	}
+	var ups []upload
+	defer func() {
+		for _, u := range ups {
+			_ = u.p.Wait(context.WithoutCancel(ctx))
+		}
+	}()
 	for _, name := range []string{"a", "b", "c"}[:run.Plan.Prestaged] {
 		ptr, size, err := run.Buffer(name)
 		if err != nil {
 			return nil, err
 		}
-		if err := run.Upload(ctx, ptr, HostMem{Size: size}); err != nil {
+		p, err := run.UploadAsync(ctx, ptr, HostMem{Size: size})
+		if err != nil {
 			return nil, fmt.Errorf("uploading %s: %w", name, err)
+		}
+		ups = append(ups, upload{name, p})
+	}
+	for _, u := range ups {
+		if err := u.p.Wait(ctx); err != nil {
+			return nil, fmt.Errorf("uploading %s: %w", u.name, err)
 		}
 	}
 	var res *groth16.MSMResults

@@ -5,8 +5,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -73,33 +71,27 @@ var (
 // hardwareWork runs a partition on a CUDA device with the granted plan. Everything that
 // allocates (resident NTT tables and SRS vectors) happens first, so an out-of-memory retry never
 // finds host vectors half transformed; uploads run outside the kernel lock so that they overlap
-// the other worker's kernels.
-func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *partitionInputs, key string, slog *stageLog) (*groth16.MSMResults, error) {
+// the other worker's kernels, and on the device's copy stream so that the host copy of the next
+// vector into pinned memory overlaps the DMA of the previous one.
+func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *partitionInputs, key string, slog *stageLog) (res *groth16.MSMResults, err error) {
 	if in.consumed {
 		return nil, ErrConsumed
 	}
 	plan := run.Plan
 	ord := run.Ordinal
-	upload := func(name string, dst DevicePtr, b []byte) error {
-		t0 := time.Now()
-		// Through a page-locked staging buffer when the pinned pool has room: a parallel
-		// host copy plus a DMA at full link speed beats the driver's pageable path (about
-		// 6 GB/s on the H200 host); otherwise straight from pageable memory.
-		src := HostMem{Bytes: b, Size: uint64(len(b))}
-		if run.Pinned != nil && len(b) >= 1<<20 {
-			if pm, ok := run.Pinned.Acquire(uint64(len(b))); ok {
-				defer func() { _ = run.Pinned.Release(pm) }()
-				parallelRange(len(b), func(lo, hi int) { copy(pm.Bytes[lo:hi], b[lo:hi]) })
-				src = pm
+	up := newUploads(run, slog)
+	defer func() {
+		// The arena is freed and the staging buffers reused once this returns: no copy may
+		// still be running, whatever failed.
+		if werr := up.waitAll(ctx); werr != nil {
+			if err != nil {
+				log.Warnw("upload failed after the partition had failed", "device", ord, "err", werr)
+				return
 			}
+			res, err = nil, werr
 		}
-		if err := run.Upload(ctx, dst, src); err != nil {
-			return fmt.Errorf("uploading %s (%s): %w", name, FormatBytes(uint64(len(b))), err)
-		}
-		slog.add("upload "+name, time.Since(t0))
-		slog.span("upload "+name, t0)
-		return nil
-	}
+	}()
+	upload := func(name string, dst DevicePtr, b []byte) error { return up.start(ctx, name, dst, b) }
 
 	// Resident vectors: the domain's twiddles, and the SRS when the plan keeps it on the device.
 	var dom *NTTDomain
@@ -129,7 +121,13 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 				return nil, err
 			}
 			p, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
-				return nil, upload("srs "+q.String(), p, srcs[q])
+				// Other workers use the vector as soon as Ensure returns, and a failed copy
+				// must leave it unloaded: the load completes inside (its chunks still overlap
+				// staging with DMA).
+				if err := upload("srs "+q.String(), p, srcs[q]); err != nil {
+					return nil, err
+				}
+				return nil, up.wait(ctx, devRange{p, uint64(len(srcs[q]))})
 			})
 			if err != nil {
 				return nil, err
@@ -137,11 +135,16 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			points[q] = p
 		}
 	}
-	buf := func(name string) (DevicePtr, error) {
-		p, _, err := run.Buffer(name)
-		return p, err
+	buf := func(name string) (devRange, error) {
+		p, size, err := run.Buffer(name)
+		return devRange{p, size}, err
 	}
-	kernel := func(name string, fn func() (time.Duration, error)) error {
+	// kernel runs fn under the kernel lock after the uploads into the memory it touches have
+	// completed: the kernels' streams are not ordered with the copy stream.
+	kernel := func(name string, touches []devRange, fn func() (time.Duration, error)) error {
+		if err := up.wait(ctx, touches...); err != nil {
+			return err
+		}
 		return run.Kernel(ctx, name, func() error {
 			t0 := time.Now()
 			d, err := fn()
@@ -153,7 +156,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		})
 	}
 
-	res := &groth16.MSMResults{H: g1Infinity(), L: g1Infinity(), A: g1Infinity(), B1: g1Infinity(), B2: g2Infinity()}
+	res = &groth16.MSMResults{H: g1Infinity(), L: g1Infinity(), A: g1Infinity(), B1: g1Infinity(), B2: g2Infinity()}
 	a, err := buf("a")
 	if err != nil {
 		return nil, err
@@ -170,12 +173,12 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		if n == 0 {
 			return nil
 		}
-		ws, wsSize, err := run.Buffer(wsName)
+		ws, err := buf(wsName)
 		if err != nil {
 			return err
 		}
 		req := &MSMRequest{N: n, PointsDevice: points[q], ScalarsDevice: scalarsDev,
-			Split01: plan.MSMFlags[q]&MSMSplit01 != 0, ChunkLog: uint(plan.ChunkLog), Workspace: ws}
+			Split01: plan.MSMFlags[q]&MSMSplit01 != 0, ChunkLog: uint(plan.ChunkLog), Workspace: ws.p}
 		if scalarsDev == 0 {
 			req.ScalarsHost = in.scalars[q]
 		}
@@ -198,11 +201,18 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		if err != nil {
 			return err
 		}
-		if need > wsSize {
-			return fmt.Errorf("%w: %s MSM needs %s of workspace, the plan has %s", ErrOverReservation, q, FormatBytes(need), FormatBytes(wsSize))
+		if need > ws.size {
+			return fmt.Errorf("%w: %s MSM needs %s of workspace, the plan has %s", ErrOverReservation, q, FormatBytes(need), FormatBytes(ws.size))
 		}
-		mem := &fixedMemory{p: ws, size: wsSize}
-		return kernel("msm "+q.String(), func() (time.Duration, error) {
+		touches := []devRange{ws}
+		if points[q] != 0 {
+			touches = append(touches, devRange{points[q], uint64(n) * q.Curve().AffineBytes()})
+		}
+		if scalarsDev != 0 {
+			touches = append(touches, devRange{scalarsDev, uint64(n) * FrBytes})
+		}
+		mem := &fixedMemory{p: ws.p, size: ws.size}
+		return kernel("msm "+q.String(), touches, func() (time.Duration, error) {
 			if q == QueryBG2 {
 				r, st, err := MSMG2(ctx, ord, mem, req)
 				res.B2 = r
@@ -222,17 +232,20 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			return st.DeviceTime, err
 		})
 	}
-	if err := msm(QueryH, a, "msm.h"); err != nil {
+	if err := msm(QueryH, a.p, "msm.h"); err != nil {
 		return nil, err
 	}
 
-	// L, A, B: scalars uploaded into the plan's scalar buffer (which overlaps a: the H MSM is
-	// done) or read from host memory through the MSM's staging.
+	// L, A, B: scalars uploaded into the plan's scalar buffer (which overlaps a: the H MSM has
+	// returned, so its kernels are done with a) or read from host memory through the MSM's
+	// staging. Each upload is issued after the previous MSM returned, for the same reason.
 	var scal DevicePtr
 	if plan.ScalarsOnDevice {
-		if scal, err = buf("scalars"); err != nil {
+		r, err := buf("scalars")
+		if err != nil {
 			return nil, err
 		}
+		scal = r.p
 	}
 	var uploaded []fr.Element
 	for q := QueryL; q < numQueries; q++ {
@@ -261,9 +274,11 @@ func sameVector(a, b []fr.Element) bool {
 // hStep leaves the coefficients of h in buffer a, with as many of a, b, c on the device as the
 // plan holds: all three (one fused kernel sequence), two (c follows a·b into b's buffer) or one
 // (each vector goes to the coset on the device and back; the pointwise step runs on the CPU).
-func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a DevicePtr,
-	buf func(string) (DevicePtr, error), upload func(string, DevicePtr, []byte) error,
-	kernel func(string, func() (time.Duration, error)) error, slog *stageLog) error {
+// Every upload into a buffer that an earlier kernel used is issued after that kernel returned
+// (the native kernels finish their work before they return).
+func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a devRange,
+	buf func(string) (devRange, error), upload func(string, DevicePtr, []byte) error,
+	kernel func(string, []devRange, func() (time.Duration, error)) error, slog *stageLog) error {
 	switch run.Plan.DomainBuffers {
 	case 3:
 		b, err := buf("b")
@@ -274,54 +289,55 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 		if err != nil {
 			return err
 		}
+		// Enqueued back to back: each vector's host copy overlaps the previous one's DMA.
 		for _, u := range []struct {
 			name string
 			dst  DevicePtr
 			v    []fr.Element
-		}{{"a", a, in.a}, {"b", b, in.b}, {"c", c, in.c}} {
+		}{{"a", a.p, in.a}, {"b", b.p, in.b}, {"c", c.p, in.c}} {
 			if err := upload(u.name, u.dst, frBytes(u.v)); err != nil {
 				return err
 			}
 		}
-		return kernel("ntt h", func() (time.Duration, error) { return dom.ComputeH(ctx, a, b, c) })
+		return kernel("ntt h", []devRange{a, b, c}, func() (time.Duration, error) { return dom.ComputeH(ctx, a.p, b.p, c.p) })
 	case 2:
 		b, err := buf("b")
 		if err != nil {
 			return err
 		}
-		if err := upload("a", a, frBytes(in.a)); err != nil {
+		if err := upload("a", a.p, frBytes(in.a)); err != nil {
 			return err
 		}
-		if err := upload("b", b, frBytes(in.b)); err != nil {
+		if err := upload("b", b.p, frBytes(in.b)); err != nil {
 			return err
 		}
-		if err := kernel("ntt h (a·b)", func() (time.Duration, error) {
-			t1, err := dom.Transform(ctx, a, NTTToCoset)
+		if err := kernel("ntt h (a·b)", []devRange{a, b}, func() (time.Duration, error) {
+			t1, err := dom.Transform(ctx, a.p, NTTToCoset)
 			if err != nil {
 				return 0, err
 			}
-			t2, err := dom.Transform(ctx, b, NTTToCoset)
+			t2, err := dom.Transform(ctx, b.p, NTTToCoset)
 			if err != nil {
 				return 0, err
 			}
-			t3, err := dom.Combine(ctx, a, b, HMul)
+			t3, err := dom.Combine(ctx, a.p, b.p, HMul)
 			return t1 + t2 + t3, err
 		}); err != nil {
 			return err
 		}
-		if err := upload("c", b, frBytes(in.c)); err != nil {
+		if err := upload("c", b.p, frBytes(in.c)); err != nil {
 			return err
 		}
-		return kernel("ntt h (−c, /Z, inverse)", func() (time.Duration, error) {
-			t1, err := dom.Transform(ctx, b, NTTToCoset)
+		return kernel("ntt h (−c, /Z, inverse)", []devRange{a, b}, func() (time.Duration, error) {
+			t1, err := dom.Transform(ctx, b.p, NTTToCoset)
 			if err != nil {
 				return 0, err
 			}
-			t2, err := dom.Combine(ctx, a, b, HSubDivZ)
+			t2, err := dom.Combine(ctx, a.p, b.p, HSubDivZ)
 			if err != nil {
 				return 0, err
 			}
-			t3, err := dom.Transform(ctx, a, NTTCosetInverse)
+			t3, err := dom.Transform(ctx, a.p, NTTCosetInverse)
 			return t1 + t2 + t3, err
 		})
 	default:
@@ -331,16 +347,16 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			name string
 			v    []fr.Element
 		}{{"a", in.a}, {"b", in.b}, {"c", in.c}} {
-			if err := upload(v.name, a, frBytes(v.v)); err != nil {
+			if err := upload(v.name, a.p, frBytes(v.v)); err != nil {
 				return err
 			}
-			if err := kernel("ntt to coset "+v.name, func() (time.Duration, error) {
-				return dom.Transform(ctx, a, NTTToCoset)
+			if err := kernel("ntt to coset "+v.name, []devRange{a}, func() (time.Duration, error) {
+				return dom.Transform(ctx, a.p, NTTToCoset)
 			}); err != nil {
 				return err
 			}
 			t0 := time.Now()
-			if err := CopyDeviceToHost(run.Ordinal, unsafe.Pointer(&v.v[0]), a, uint64(len(v.v))*FrBytes); err != nil {
+			if err := CopyDeviceToHost(run.Ordinal, unsafe.Pointer(&v.v[0]), a.p, uint64(len(v.v))*FrBytes); err != nil {
 				return fmt.Errorf("downloading %s: %w", v.name, err)
 			}
 			slog.add("download "+v.name, time.Since(t0))
@@ -353,30 +369,11 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			}
 		})
 		slog.add("a·b−c (cpu)", time.Since(t0))
-		if err := upload("a·b−c", a, frBytes(in.a)); err != nil {
+		if err := upload("a·b−c", a.p, frBytes(in.a)); err != nil {
 			return err
 		}
-		return kernel("ntt coset inverse", func() (time.Duration, error) {
-			return dom.Transform(ctx, a, NTTCosetInverse)
+		return kernel("ntt coset inverse", []devRange{a}, func() (time.Duration, error) {
+			return dom.Transform(ctx, a.p, NTTCosetInverse)
 		})
 	}
-}
-
-// parallelRange splits [0, n) over the CPU cores.
-func parallelRange(n int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if n < 4096 || workers == 1 {
-		fn(0, n)
-		return
-	}
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := 0; lo < n; lo += per {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, min(lo+per, n))
-	}
-	wg.Wait()
 }

@@ -772,6 +772,13 @@ func (r *Run) Upload(ctx context.Context, dst DevicePtr, src HostMem) error {
 	return r.Device.CopyToDevice(ctx, dst, src)
 }
 
+// UploadAsync starts copying src into device memory at dst on the device's copy stream. src
+// must stay unchanged until the Pending's Wait returned, and a kernel that reads dst must Wait
+// first: the kernels run on streams that are not ordered with the copy stream.
+func (r *Run) UploadAsync(ctx context.Context, dst DevicePtr, src HostMem) (Pending, error) {
+	return r.Device.CopyToDeviceAsync(ctx, dst, src)
+}
+
 // Status is a snapshot for `snarkd status`.
 type Status struct {
 	// Queued counts partitions in the queue; with several devices that includes those a worker

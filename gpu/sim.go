@@ -36,6 +36,7 @@ type SimStats struct {
 	HostPinned    uint64
 	CopiedPinned  uint64
 	CopiedPaged   uint64
+	AsyncCopies   int // copies started by CopyToDeviceAsync
 	Launches      int
 	// MaxConcurrentLaunches is the most Launch calls seen running at once: the scheduler's
 	// kernel lock keeps it at 1.
@@ -56,6 +57,9 @@ type SimDevice struct {
 	failNext int
 	hostLive map[uintptr]uint64
 	active   int
+	// copyTail closes when the last copy started by CopyToDeviceAsync finished: the next one
+	// waits for it, as copies on one CUDA stream run in order.
+	copyTail chan struct{}
 	stats    SimStats
 }
 
@@ -203,6 +207,55 @@ func (d *SimDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem
 		return ctx.Err()
 	}
 	return sleepCtx(ctx, time.Duration(float64(size)/bw*float64(time.Second)))
+}
+
+// CopyToDeviceAsync runs CopyToDevice (the same checks and bandwidth time) in a goroutine
+// after the previously started copy, like a copy stream, and returns at once; Wait joins it.
+// The copy stops early when ctx is cancelled, with ctx's error as its result.
+func (d *SimDevice) CopyToDeviceAsync(ctx context.Context, dst DevicePtr, src HostMem) (Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := &simPending{done: make(chan struct{})}
+	d.mu.Lock()
+	prev := d.copyTail
+	d.copyTail = p.done
+	d.stats.AsyncCopies++
+	d.mu.Unlock()
+	go func() {
+		defer close(p.done)
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-ctx.Done():
+				p.err = ctx.Err()
+				return
+			}
+		}
+		p.err = d.CopyToDevice(ctx, dst, src)
+	}()
+	return p, nil
+}
+
+// simPending is a simulated copy in flight; err is written before done closes.
+type simPending struct {
+	done chan struct{}
+	err  error
+}
+
+// Wait returns the copy's result once it finished, or ctx's error if ctx ends first.
+func (p *simPending) Wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // contains reports whether [p, p+size) lies inside one live allocation.

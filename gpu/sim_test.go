@@ -1,8 +1,11 @@
 package gpu
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestParseSimSpec(t *testing.T) {
@@ -108,5 +111,104 @@ func TestParseBytes(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseBytes(%q) = %d, %v", tc.in, got, err)
 		}
+	}
+}
+
+// TestSimDeviceCopyAsync: an async copy returns at once, Wait joins it and reports its result
+// (the same on every Wait), copies run in the order they were started, and a cancelled ctx
+// ends a Wait without settling the copy.
+func TestSimDeviceCopyAsync(t *testing.T) {
+	ctx := context.Background()
+	d := NewSimDevice(SimConfig{TotalMem: 1 << 30, PinnedBandwidth: 100e6}) // 10 ms per MB
+	p, err := d.Alloc(8 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := HostMem{Size: 5e6, Pinned: true} // 50 ms
+	t0 := time.Now()
+	slow, err := d.CopyToDeviceAsync(ctx, p, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := d.CopyToDeviceAsync(ctx, p, HostMem{Size: 1, Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > 40*time.Millisecond {
+		t.Errorf("starting two copies took %s", d)
+	}
+	if err := quick.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// In stream order the slow copy finished first: it settles even for a done context.
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := slow.Wait(done); err != nil {
+		t.Fatalf("the earlier copy is not complete after the later one: %v", err)
+	}
+	if d := time.Since(t0); d < 45*time.Millisecond {
+		t.Errorf("a 5 MB copy at 100 MB/s took %s", d)
+	}
+	if err := slow.Wait(ctx); err != nil {
+		t.Fatalf("second Wait: %v", err)
+	}
+	if st := d.Stats(); st.AsyncCopies != 2 || st.CopiedPinned != 5e6+1 {
+		t.Fatalf("stats = %+v", st)
+	}
+
+	// A copy into memory that is not allocated fails when it runs, through Wait.
+	if err := d.Free(p); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := d.CopyToDeviceAsync(ctx, p, src)
+	if err != nil {
+		t.Fatalf("starting a copy into freed memory: %v (the copy itself should fail)", err)
+	}
+	err1 := bad.Wait(ctx)
+	var gerr *Error
+	if !errors.As(err1, &gerr) {
+		t.Fatalf("copy into freed memory: %v, want a device error", err1)
+	}
+	if err2 := bad.Wait(ctx); err2 != err1 {
+		t.Fatalf("second Wait = %v, first %v", err2, err1)
+	}
+
+	// A Wait whose ctx ends returns promptly and leaves the copy running; the copy stops when
+	// the ctx it was started with is cancelled, and that is its result.
+	slowDev := NewSimDevice(SimConfig{TotalMem: 1 << 30, PinnedBandwidth: 1e6})
+	q, err := slowDev.Alloc(8 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyCtx, stopCopy := context.WithCancel(ctx)
+	defer stopCopy()
+	long, err := slowDev.CopyToDeviceAsync(copyCtx, q, HostMem{Size: 8 << 20, Pinned: true}) // about 8 s
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancelShort()
+	t0 = time.Now()
+	if err := long.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait with an expiring ctx: %v", err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("Wait with a 20 ms ctx took %s", d)
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		stopCopy()
+	}()
+	if err := long.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait for a copy whose ctx was cancelled: %v", err)
+	}
+	if err := long.Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second Wait: %v", err)
+	}
+	if d := time.Since(t0); d > 4*time.Second {
+		t.Fatalf("cancelling the copy took %s", d)
+	}
+	if _, err := slowDev.CopyToDeviceAsync(done, q, src); !errors.Is(err, context.Canceled) {
+		t.Fatalf("starting a copy with a cancelled ctx: %v", err)
 	}
 }

@@ -1,5 +1,7 @@
-// Device and pinned host memory for package gpu's allocator, and plain copies. Nothing else in
-// native/ allocates device memory.
+// Device and pinned host memory for package gpu's allocator, plain copies, and uploads on one
+// dedicated copy stream per device. Nothing else in native/ allocates device memory.
+#include <mutex>
+
 #include "error.cuh"
 
 namespace {
@@ -11,6 +13,33 @@ snarkd_status use_device(int32_t ordinal) {
         return SNARKD_ERR_NO_DEVICE;
     }
     SNARKD_CHECK(cudaSetDevice(ordinal));
+    return SNARKD_OK;
+}
+
+// One non-blocking copy stream per device, created on first use and kept for the process:
+// uploads on it overlap kernels on the kernels' own streams, and it never synchronizes with
+// the legacy default stream. Guarded by a mutex (not call_once) so that a failed creation is
+// retried by the next upload instead of being remembered.
+constexpr int32_t kMaxDevices = 64;
+std::mutex copy_streams_mu;
+cudaStream_t copy_streams[kMaxDevices];
+
+// Makes ordinal current and returns its copy stream.
+snarkd_status copy_stream(int32_t ordinal, cudaStream_t *out) {
+    snarkd_status st = use_device(ordinal);
+    if (st != SNARKD_OK) return st;
+    if (ordinal >= kMaxDevices) {
+        snarkd::set_last_error("device ordinal %d: at most %d devices have a copy stream", ordinal,
+                               kMaxDevices);
+        return SNARKD_ERR_NO_DEVICE;
+    }
+    std::lock_guard<std::mutex> lock(copy_streams_mu);
+    if (copy_streams[ordinal] == nullptr) {
+        cudaStream_t s = nullptr;
+        SNARKD_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        copy_streams[ordinal] = s;
+    }
+    *out = copy_streams[ordinal];
     return SNARKD_OK;
 }
 }  // namespace
@@ -53,6 +82,51 @@ extern "C" snarkd_status snarkd_memcpy_htod(int32_t ordinal, void *dst, const vo
     if (st != SNARKD_OK) return st;
     SNARKD_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
     return SNARKD_OK;
+}
+
+extern "C" snarkd_status snarkd_memcpy_htod_async(int32_t ordinal, void *dst, const void *src,
+                                                  size_t bytes, void **event_out) {
+    if (event_out == nullptr) return SNARKD_ERR_INVALID_ARGUMENT;
+    *event_out = nullptr;
+    cudaStream_t s = nullptr;
+    snarkd_status st = copy_stream(ordinal, &s);
+    if (st != SNARKD_OK) return st;
+    // The event exists before the copy is enqueued, so that no failure below can leave a copy
+    // in flight that the caller has no event for (it would free or reuse src under the DMA).
+    cudaEvent_t ev = nullptr;
+    SNARKD_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
+    const char *what = "cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s)";
+    if (err == cudaSuccess) {
+        err = cudaEventRecord(ev, s);
+        what = "cudaEventRecord(ev, s)";
+    }
+    if (err != cudaSuccess) {
+        st = snarkd::cuda_status(err, what, __FILE__, __LINE__);
+        // Whatever was enqueued must be finished before the caller may touch src again.
+        (void)cudaStreamSynchronize(s);
+        (void)cudaEventDestroy(ev);
+        (void)cudaGetLastError();
+        return st;
+    }
+    *event_out = ev;
+    return SNARKD_OK;
+}
+
+extern "C" snarkd_status snarkd_event_wait(int32_t ordinal, void *event) {
+    if (event == nullptr) return SNARKD_ERR_INVALID_ARGUMENT;
+    cudaEvent_t ev = static_cast<cudaEvent_t>(event);
+    snarkd_status st = use_device(ordinal);
+    if (st == SNARKD_OK) {
+        cudaError_t err = cudaEventSynchronize(ev);
+        if (err != cudaSuccess)
+            st = snarkd::cuda_status(err, "cudaEventSynchronize(ev)", __FILE__, __LINE__);
+    }
+    // Destroyed on every path: the event is the caller's only handle and is never waited twice.
+    cudaError_t err = cudaEventDestroy(ev);
+    if (err != cudaSuccess && st == SNARKD_OK)
+        st = snarkd::cuda_status(err, "cudaEventDestroy(ev)", __FILE__, __LINE__);
+    return st;
 }
 
 extern "C" snarkd_status snarkd_memcpy_dtoh(int32_t ordinal, void *dst, const void *src,

@@ -67,6 +67,16 @@ snarkd_status snarkd_host_free(void *ptr);
 snarkd_status snarkd_memcpy_htod(int32_t ordinal, void *dst, const void *src, size_t bytes);
 snarkd_status snarkd_memcpy_dtoh(int32_t ordinal, void *dst, const void *src, size_t bytes);
 snarkd_status snarkd_memset_d(int32_t ordinal, void *dst, int32_t value, size_t bytes);
+/* Asynchronous upload on the device's dedicated copy stream (non-blocking, one per device,
+ * created on first use). Returns at once with *event_out, an event recorded after the copy, to
+ * be passed exactly once to snarkd_event_wait. src must stay valid and unchanged until then
+ * (pinned memory, for the copy to be asynchronous). On failure *event_out is NULL and nothing
+ * of the copy is still running. */
+snarkd_status snarkd_memcpy_htod_async(int32_t ordinal, void *dst, const void *src, size_t bytes,
+                                       void **event_out);
+/* Waits for an event from snarkd_memcpy_htod_async (cudaEventSynchronize) and destroys it, also
+ * when the wait fails; the status is the copy's. */
+snarkd_status snarkd_event_wait(int32_t ordinal, void *event);
 
 /* Field and curve self-test: applies op to `count` inputs a[i], b[i] into out[i], on the
  * device (pointers are device memory of `ordinal`) when on_device != 0, else on the host with

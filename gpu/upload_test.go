@@ -1,0 +1,235 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// contentDevice is a SimDevice whose pinned memory and device allocation have contents: an
+// async copy reads its source when the simulated DMA ends, as the hardware reads pinned memory
+// while the copy runs, so a staging buffer reused before its copy completed shows up as wrong
+// contents (and as a data race under -race).
+type contentDevice struct {
+	*SimDevice
+	base DevicePtr
+
+	mu  sync.Mutex
+	mem []byte
+}
+
+func newContentDevice(t *testing.T, size uint64, bandwidth float64) *contentDevice {
+	t.Helper()
+	sim := NewSimDevice(SimConfig{TotalMem: 1 << 30, PinnedBandwidth: bandwidth})
+	base, err := sim.Alloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &contentDevice{SimDevice: sim, base: base, mem: make([]byte, size)}
+}
+
+func (d *contentDevice) HostAlloc(n uint64) (HostMem, error) {
+	m, err := d.SimDevice.HostAlloc(n)
+	m.Bytes = make([]byte, n)
+	return m, err
+}
+
+func (d *contentDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error {
+	if err := d.SimDevice.CopyToDevice(ctx, dst, src); err != nil {
+		return err
+	}
+	d.write(dst, src.Bytes)
+	return nil
+}
+
+func (d *contentDevice) CopyToDeviceAsync(ctx context.Context, dst DevicePtr, src HostMem) (Pending, error) {
+	p, err := d.SimDevice.CopyToDeviceAsync(ctx, dst, src)
+	if err != nil {
+		return nil, err
+	}
+	c := &simPending{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		if c.err = p.Wait(context.WithoutCancel(ctx)); c.err == nil {
+			d.write(dst, src.Bytes)
+		}
+	}()
+	return c, nil
+}
+
+func (d *contentDevice) write(dst DevicePtr, b []byte) {
+	d.mu.Lock()
+	copy(d.mem[dst-d.base:], b)
+	d.mu.Unlock()
+}
+
+func (d *contentDevice) read(r devRange) []byte {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]byte(nil), d.mem[r.p-d.base:][:r.size]...)
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) ^ seed
+	}
+	return b
+}
+
+func smallChunks(t *testing.T) {
+	old := uploadChunk
+	uploadChunk = 1 << 20
+	t.Cleanup(func() { uploadChunk = old })
+}
+
+// TestUploadsStagedAsync: staged uploads are enqueued in chunks and return before their DMA;
+// a wait covers exactly the uploads into the memory asked for; a staging buffer goes back to
+// the pool only after its copy completed; the device ends with the host's bytes.
+func TestUploadsStagedAsync(t *testing.T) {
+	smallChunks(t)
+	ctx := context.Background()
+	const n = 3<<20 + 12345 // four chunks
+	dev := newContentDevice(t, 3*n, 200e6)
+	pool := NewPinnedPool(dev, 64<<20)
+	var slog stageLog
+	up := newUploads(&Run{Device: dev, Pinned: pool}, &slog)
+	vecs := []struct {
+		name string
+		r    devRange
+		b    []byte
+	}{
+		{"a", devRange{dev.base, n}, pattern(n, 1)},
+		{"b", devRange{dev.base + n, n}, pattern(n, 2)},
+		{"c", devRange{dev.base + 2*n, n}, pattern(n, 3)},
+	}
+	t0 := time.Now()
+	for _, v := range vecs {
+		if err := up.start(ctx, v.name, v.r.p, v.b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// About 50 ms of simulated DMA for 9.4 MB: the staging returned before it ran.
+	if st := pool.Stats(); st.InUse != 3*n {
+		t.Fatalf("pinned in use with three uploads in flight: %+v (the DMA took %s)", st, time.Since(t0))
+	}
+	if st := dev.Stats(); st.AsyncCopies != 12 || st.CopiedPaged != 0 {
+		t.Fatalf("device stats: %+v", st)
+	}
+	// Overwrite the host vectors: the copies read the staging buffers, not these.
+	for _, v := range vecs {
+		clear(v.b)
+	}
+	if err := up.wait(ctx, vecs[1].r); err != nil {
+		t.Fatal(err)
+	}
+	if len(up.inFlight) != 2 || up.inFlight[0].name != "a" || up.inFlight[1].name != "c" {
+		t.Fatalf("after waiting for b, in flight: %d", len(up.inFlight))
+	}
+	if !bytes.Equal(dev.read(vecs[1].r), pattern(n, 2)) {
+		t.Fatal("b on the device differs from the host vector")
+	}
+	if err := up.waitAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := pool.Stats(); st.InUse != 0 {
+		t.Fatalf("pinned in use after waitAll: %+v", st)
+	}
+	for i, v := range vecs {
+		if !bytes.Equal(dev.read(v.r), pattern(n, byte(i+1))) {
+			t.Fatalf("%s on the device differs from the host vector", v.name)
+		}
+	}
+	names := map[string]bool{}
+	for _, s := range slog.stages {
+		names[s.Name] = true
+	}
+	if !names["upload a"] || !names["upload c"] || !names["wait upload b"] {
+		t.Fatalf("stages: %+v", slog.stages)
+	}
+
+	// Reusing the staging buffers: the next vector into a must not see b's bytes.
+	next := pattern(n, 9)
+	if err := up.start(ctx, "a again", vecs[0].r.p, next); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.wait(ctx, devRange{vecs[0].r.p + n - 1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dev.read(vecs[0].r), next) || pool.Stats().Reuses == 0 {
+		t.Fatalf("second upload into a: reuses %d", pool.Stats().Reuses)
+	}
+}
+
+// TestUploadsErrors: a copy that fails reports the vector through the wait that covers it,
+// its staging buffer still comes back, a cancelled wait leaves the upload to waitAll, and a
+// synchronous (pageable) upload first waits for copies in flight into the same memory.
+func TestUploadsErrors(t *testing.T) {
+	smallChunks(t)
+	ctx := context.Background()
+	const n = 2 << 20
+	dev := newContentDevice(t, 2*n, 20e6) // 100 ms per vector
+	pool := NewPinnedPool(dev, 64<<20)
+	var slog stageLog
+	up := newUploads(&Run{Device: dev, Pinned: pool}, &slog)
+
+	// Into memory that is not allocated: the chunks start, the wait reports the failure.
+	if err := up.start(ctx, "x", dev.base+1<<28, pattern(n, 1)); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	err := up.wait(ctx, devRange{dev.base + 1<<28, 1})
+	var gerr *Error
+	if !errors.As(err, &gerr) || !strings.Contains(err.Error(), "uploading x (2.0 MiB)") {
+		t.Fatalf("wait for a copy outside any allocation: %v", err)
+	}
+	if len(up.inFlight) != 0 || pool.Stats().InUse != 0 {
+		t.Fatalf("after a failed upload: %d in flight, pool %+v", len(up.inFlight), pool.Stats())
+	}
+
+	// A wait whose ctx ends keeps the upload; waitAll settles it even with that ctx.
+	if err := up.start(ctx, "a", dev.base, pattern(n, 2)); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := up.wait(cctx, devRange{dev.base, n}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	if len(up.inFlight) != 1 || pool.Stats().InUse != n {
+		t.Fatalf("after a cancelled wait: %d in flight, pool %+v", len(up.inFlight), pool.Stats())
+	}
+	if err := up.waitAll(cctx); err != nil {
+		t.Fatal(err)
+	}
+	if pool.Stats().InUse != 0 || !bytes.Equal(dev.read(devRange{dev.base, n}), pattern(n, 2)) {
+		t.Fatal("waitAll with a cancelled ctx did not complete the upload")
+	}
+
+	// Without a pinned pool the copy is synchronous and ordered after the staged copy into
+	// the same memory, so the device ends with the later bytes.
+	if err := up.start(ctx, "b", dev.base+n, pattern(n, 3)); err != nil {
+		t.Fatal(err)
+	}
+	up.run = &Run{Device: dev}
+	if err := up.start(ctx, "b (pageable)", dev.base+n, pattern(n, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if len(up.inFlight) != 0 || !bytes.Equal(dev.read(devRange{dev.base + n, n}), pattern(n, 4)) {
+		t.Fatal("a pageable upload did not follow the staged one into the same memory")
+	}
+	if st := dev.Stats(); st.CopiedPaged != n {
+		t.Fatalf("device stats: %+v", st)
+	}
+	// Small vectors skip the staging buffer.
+	up.run = &Run{Device: dev, Pinned: pool}
+	if err := up.start(ctx, "tiny", dev.base, pattern(4096, 5)); err != nil {
+		t.Fatal(err)
+	}
+	if st := dev.Stats(); st.CopiedPaged != n+4096 || len(up.inFlight) != 0 {
+		t.Fatalf("device stats after a small upload: %+v", st)
+	}
+}
