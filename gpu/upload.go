@@ -23,6 +23,9 @@ const (
 // vectors with several chunks.
 var uploadChunk = 64 << 20
 
+// uploadRing is the number of staging chunks one upload cycles through.
+const uploadRing = 4
+
 // devRange is a span of device memory that a kernel touches or an upload writes.
 type devRange struct {
 	p    DevicePtr
@@ -45,22 +48,33 @@ type uploads struct {
 
 func newUploads(run *Run, slog *stageLog) *uploads { return &uploads{run: run, slog: slog} }
 
-// start copies b to dst. Through a page-locked staging buffer when the pinned pool has room (a
-// parallel host copy plus a DMA at full link speed beats the driver's pageable path, about
-// 6 GB/s on the H200 host): the host copy of each chunk overlaps the DMA of the chunk before,
-// and the call returns once the last chunk is enqueued, so the next upload's host copy
-// overlaps this one's DMA. Otherwise the copy is synchronous, from pageable memory.
+// start copies b to dst. Through a ring of page-locked staging chunks when the pinned pool has
+// room (a parallel host copy plus a DMA at full link speed beats the driver's pageable path,
+// about 6 GB/s on the H200 host): the host copy of each chunk overlaps the DMA of the chunks
+// before it, a slot is refilled once its previous chunk's copy completed, and the call returns
+// once the last chunk is enqueued, so the next upload's host copy overlaps this one's DMA. The
+// ring keeps pinned memory per upload at uploadRing chunks however large the vector. Otherwise
+// the copy is synchronous, from pageable memory.
 func (t *uploads) start(ctx context.Context, name string, dst DevicePtr, b []byte) error {
 	t0 := time.Now()
 	u := &stagedUpload{name: name, dst: devRange{dst, uint64(len(b))}}
 	if pm, ok := t.acquire(len(b)); ok {
 		u.pool, u.pinned = t.run.Pinned, pm
-		for off := 0; off < len(b); off += uploadChunk {
+		slots := (int(pm.Size) + uploadChunk - 1) / uploadChunk
+		for i, off := 0, 0; off < len(b); i, off = i+1, off+uploadChunk {
 			end := min(off+uploadChunk, len(b))
+			if i >= slots {
+				// The slot's previous chunk must have left the staging memory.
+				if err := u.parts[i-slots].Wait(ctx); err != nil {
+					_ = u.Wait(context.WithoutCancel(ctx))
+					return u.wrap(err)
+				}
+			}
+			at := (i % slots) * uploadChunk
 			chunk := HostMem{Size: uint64(end - off), Pinned: true, handle: pm.handle}
 			// Simulated pinned memory has no contents to stage.
 			if pm.Bytes != nil {
-				chunk.Bytes = pm.Bytes[off:end]
+				chunk.Bytes = pm.Bytes[at : at+end-off]
 				parallelRange(end-off, func(lo, hi int) { copy(chunk.Bytes[lo:hi], b[off+lo:off+hi]) })
 			}
 			p, err := t.run.UploadAsync(ctx, dst+DevicePtr(off), chunk)
@@ -88,11 +102,12 @@ func (t *uploads) start(ctx context.Context, name string, dst DevicePtr, b []byt
 	return nil
 }
 
+// acquire takes the staging ring for an upload of n bytes.
 func (t *uploads) acquire(n int) (HostMem, bool) {
 	if t.run.Pinned == nil || n < minStagedUpload {
 		return HostMem{}, false
 	}
-	return t.run.Pinned.Acquire(uint64(n))
+	return t.run.Pinned.Acquire(uint64(min(n, uploadRing*uploadChunk)))
 }
 
 // wait blocks until every upload into memory overlapping rs completed and returns the first

@@ -93,8 +93,8 @@ func smallChunks(t *testing.T) {
 func TestUploadsStagedAsync(t *testing.T) {
 	smallChunks(t)
 	ctx := context.Background()
-	const n = 3<<20 + 12345 // four chunks
-	dev := newContentDevice(t, 3*n, 200e6)
+	const n = 3<<20 + 12345               // four chunks
+	dev := newContentDevice(t, 3*n, 20e6) // 150 ms per vector: still in flight when b is waited for
 	pool := NewPinnedPool(dev, 64<<20)
 	var slog stageLog
 	up := newUploads(&Run{Device: dev, Pinned: pool}, &slog)
@@ -113,7 +113,7 @@ func TestUploadsStagedAsync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// About 50 ms of simulated DMA for 9.4 MB: the staging returned before it ran.
+	// About 470 ms of simulated DMA for 9.4 MB: the staging returned before it ran.
 	if st := pool.Stats(); st.InUse != 3*n {
 		t.Fatalf("pinned in use with three uploads in flight: %+v (the DMA took %s)", st, time.Since(t0))
 	}
@@ -162,6 +162,38 @@ func TestUploadsStagedAsync(t *testing.T) {
 	}
 	if !bytes.Equal(dev.read(vecs[0].r), next) || pool.Stats().Reuses == 0 {
 		t.Fatalf("second upload into a: reuses %d", pool.Stats().Reuses)
+	}
+}
+
+// TestUploadsRing: a vector of many chunks cycles through uploadRing staging slots, so the
+// pinned memory it holds stays at the ring's size, and every chunk lands intact although the
+// slots are refilled while earlier chunks are still being copied.
+func TestUploadsRing(t *testing.T) {
+	smallChunks(t)
+	ctx := context.Background()
+	const n = 10<<20 + 777 // eleven chunks through four slots
+	dev := newContentDevice(t, n, 200e6)
+	pool := NewPinnedPool(dev, 64<<20)
+	var slog stageLog
+	up := newUploads(&Run{Device: dev, Pinned: pool}, &slog)
+	want := pattern(n, 5)
+	if err := up.start(ctx, "big", dev.base, want); err != nil {
+		t.Fatal(err)
+	}
+	if st := pool.Stats(); st.InUse != uint64(uploadRing*uploadChunk) {
+		t.Fatalf("pinned in use during a ring upload: %+v, want %d", st, uploadRing*uploadChunk)
+	}
+	if st := dev.Stats(); st.AsyncCopies != 11 {
+		t.Fatalf("async copies: %d, want 11", st.AsyncCopies)
+	}
+	if err := up.waitAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dev.read(devRange{dev.base, n}), want) {
+		t.Fatal("ring upload: device bytes differ from the host vector")
+	}
+	if st := pool.Stats(); st.InUse != 0 {
+		t.Fatalf("pinned in use after waitAll: %+v", st)
 	}
 }
 
