@@ -400,12 +400,14 @@ struct alignas(16) mont {
 #else
     inline
 #endif
-    static mont mul_call(const mont &a, const mont &b) {
+    static mont mul_call(mont a, mont b) {
         return mul_body(a, b);
     }
 
     // Fp products are out of line on the device: inlining every one makes the G2 code
-    // too large for the instruction cache (and for the compiler's patience).
+    // too large for the instruction cache (and for the compiler's patience). mul_call takes
+    // its operands by value so that they travel in registers; by reference they went through
+    // local memory at every call.
     SNARKD_HD friend mont operator*(const mont &a, const mont &b) {
         if constexpr (N > 8)
             return mul_call(a, b);
