@@ -19,6 +19,10 @@ using namespace snarkd;
 
 constexpr int SMEM_LG = 10;  // elements per shared-memory chunk: 2^10 (32 KiB)
 constexpr int GLOBAL_THREADS = 256;
+// Radix-8 passes hold 8 elements per thread (about 138 registers uncapped: one 256-thread block
+// per SM); 128-thread blocks capped at 128 registers fit four.
+constexpr int PASS_THREADS = 128;
+constexpr int PASS_MIN_BLOCKS = 4;
 
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, uint32_t lg) {
     return lg == 0 ? 0 : (__brev(x) >> (32 - lg));
@@ -34,7 +38,7 @@ __global__ void expand_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_
 
 // One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low.
 template <int R>
-__global__ void dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
+__global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ((size_t)1 << (lg_n - R))) return;
     size_t low = t & (((size_t)1 << lg_low) - 1);
@@ -62,7 +66,7 @@ __global__ void dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low
 
 // One global pass of R DIT stages: spans 2^lg_low up to 2^(lg_low + R - 1).
 template <int R>
-__global__ void dit_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
+__global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dit_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ((size_t)1 << (lg_n - R))) return;
     size_t low = t & (((size_t)1 << lg_low) - 1);
@@ -206,7 +210,7 @@ snarkd_status global_passes(fr_t *a, const fr_t *tw, uint32_t lg_n, int top, int
         int r = std::min(remaining, 3);
         uint32_t lg_low = dif ? (uint32_t)(cur - r + 1) : (uint32_t)cur;
         size_t threads = (size_t)1 << (lg_n - r);
-        unsigned tb = (unsigned)std::min<size_t>(threads, GLOBAL_THREADS);
+        unsigned tb = (unsigned)std::min<size_t>(threads, PASS_THREADS);
         unsigned nb = blocks_for(threads, tb);
         if (dif) {
             if (r == 3) dif_pass<3><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
