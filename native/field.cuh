@@ -41,56 +41,30 @@ struct fr_tag {
 // Carry-chain primitives. The carry flag lives between consecutive asm statements of one
 // straight-line sequence (PTX's CC register); nothing between them may touch it.
 namespace ptx {
-__device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) {
-    uint32_t r;
-    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-__device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) {
-    uint32_t r;
-    asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-__device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) {
-    uint32_t r;
-    asm volatile("addc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-__device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) {
-    uint32_t r;
-    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-__device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) {
-    uint32_t r;
-    asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-__device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) {
-    uint32_t r;
-    asm volatile("subc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
-    return r;
-}
-__device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-__device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-__device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
-__device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
-    uint32_t r;
-    asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
-    return r;
-}
+#define SNARKD_PTX2(name, op)                                                   \
+    __device__ __forceinline__ uint32_t name(uint32_t a, uint32_t b) {           \
+        uint32_t r;                                                             \
+        asm volatile(op " %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));             \
+        return r;                                                               \
+    }
+#define SNARKD_PTX3(name, op)                                                   \
+    __device__ __forceinline__ uint32_t name(uint32_t a, uint32_t b, uint32_t c) { \
+        uint32_t r;                                                             \
+        asm volatile(op " %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c)); \
+        return r;                                                               \
+    }
+SNARKD_PTX2(add_cc, "add.cc.u32")
+SNARKD_PTX2(addc_cc, "addc.cc.u32")
+SNARKD_PTX2(addc, "addc.u32")
+SNARKD_PTX2(sub_cc, "sub.cc.u32")
+SNARKD_PTX2(subc_cc, "subc.cc.u32")
+SNARKD_PTX2(subc, "subc.u32")
+SNARKD_PTX3(mad_lo_cc, "mad.lo.cc.u32")
+SNARKD_PTX3(madc_lo_cc, "madc.lo.cc.u32")
+SNARKD_PTX3(mad_hi_cc, "mad.hi.cc.u32")
+SNARKD_PTX3(madc_hi_cc, "madc.hi.cc.u32")
+#undef SNARKD_PTX2
+#undef SNARKD_PTX3
 }  // namespace ptx
 #endif
 
