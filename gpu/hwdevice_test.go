@@ -78,14 +78,26 @@ func TestNativeSizer(t *testing.T) {
 		flags MSMFlags
 	}{
 		{G1, 1<<27 - 1, MSMPointsOnHost},
+		{G1, 1<<27 - 1, 0},
 		{G1, 130_000_000, MSMSplit01 | MSMPointsOnHost | MSMScalarsOnHost},
+		{G1, 130_000_000, MSMSplit01},
 		{G2, 33_000_000, MSMSplit01},
+		{G2, 1 << 20, MSMScalarsOnHost},
+		{G1, 1000, 0},
 	} {
-		native := sz.MSMWorkspace(tc.c, tc.n, tc.flags, 22)
-		model := ModelSizer{}.MSMWorkspace(tc.c, tc.n, tc.flags, 22)
-		t.Logf("MSM G%d n=%d flags=%d: native %s, model %s", tc.c, tc.n, tc.flags, FormatBytes(native), FormatBytes(model))
-		if native == 0 {
-			t.Errorf("native workspace of %d points is zero", tc.n)
+		for _, chunkLog := range []uint32{20, 22, 24, 26} {
+			native := sz.MSMWorkspace(tc.c, tc.n, tc.flags, chunkLog)
+			model := ModelSizer{}.MSMWorkspace(tc.c, tc.n, tc.flags, chunkLog)
+			t.Logf("MSM G%d n=%d flags=%d chunk 2^%d: native %s, model %s", tc.c, tc.n, tc.flags, chunkLog,
+				FormatBytes(native), FormatBytes(model))
+			if native == 0 {
+				t.Errorf("native workspace of %d points is zero", tc.n)
+			}
+			// The model mirrors the native layout except the radix sort's scratch.
+			diff := max(native, model) - min(native, model)
+			if diff > max(native/50, 2<<20) {
+				t.Errorf("MSM G%d n=%d flags=%d chunk 2^%d: model %d bytes, native %d", tc.c, tc.n, tc.flags, chunkLog, model, native)
+			}
 		}
 	}
 	cands := Planner{Sizer: sz}.Candidates(porepShape, true)

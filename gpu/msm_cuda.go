@@ -46,7 +46,7 @@ type MSMRequest struct {
 	Split01 bool
 	// WindowBits is the signed-digit window (4..20); 0 chooses by size (wider for dense MSMs).
 	WindowBits uint
-	// ChunkLog is log2 of the points per chunk; 0 chooses (2^24 resident, 2^22 streamed).
+	// ChunkLog is log2 of the points per chunk; 0 chooses (2^26 resident, 2^22 streamed).
 	ChunkLog uint
 	// Workspace, when non-zero, is device scratch of at least MSMWorkspaceBytes bytes; when
 	// zero, the call allocates it from mem and frees it before returning.

@@ -128,33 +128,70 @@ func (ModelSizer) NTTDomainBytes(logN uint32) uint64 {
 	return FrBytes<<logN + 8*FrBytes<<split
 }
 
-// MSMWindowBits is the Pippenger window for npoints: floor(log2(1.5·n)) − 8, clamped to [10, 18].
-func MSMWindowBits(npoints uint64) uint32 {
-	if npoints <= 192 {
-		return 10
+// MSMWindowBits is the Pippenger window the kernels use for a chunk of 2^lg points (native
+// window_for): 20 bits from 2^23, 16 from 2^18, 13 from 2^14, else 8. SPLIT01 MSMs pass the
+// chunk's lg minus 4, since about a sixteenth of their scalars reach the buckets.
+func MSMWindowBits(lg int) uint32 {
+	switch {
+	case lg >= 23:
+		return 20
+	case lg >= 18:
+		return 16
+	case lg >= 14:
+		return 13
 	}
-	w := bits.Len64(npoints+npoints/2) - 1 - 8
-	return uint32(min(max(w, 10), 18))
+	return 8
 }
 
-// MSMWorkspace: XYZZ buckets (4 coordinates) for every window with signed digits, per-chunk
-// digits and indices (4 B each per window), and double-buffered host staging for what is on
-// the host.
+// Constants of the native MSM layout (native/msm.cu).
+const (
+	msmSegment       = 128 // sorted entries summed per thread
+	msmReduceThreads = 256
+	msmOnesThreads   = 256
+	msmModelSMs      = 132 // SM count the model assumes for the scalar-1 partial sums (H100/H200)
+)
+
+func align256(x uint64) uint64 { return (x + 255) &^ 255 }
+
+// MSMWorkspace mirrors native make_layout: digits and point references for every window, twice
+// (unsorted and sorted); radix-sort scratch (modelled as the sort's alternate key and value
+// buffers plus 1 MiB); XYZZ buckets per window; the carries of runs that cross a segment; the
+// reduction's scratch and partial sums; the scalar-0/1 split's flags and indices; and
+// double-buffered staging for what is on the host.
 func (ModelSizer) MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog uint32) uint64 {
 	if npoints == 0 {
 		return 0
 	}
-	wbits := MSMWindowBits(npoints)
-	nwins := uint64(254/wbits + 1)
 	chunk := min(npoints, uint64(1)<<chunkLog)
-	fp := c.AffineBytes() / 2
-	ws := nwins << (wbits - 1) * 4 * fp
-	ws += chunk * (nwins + 1) * 4
+	lg := bits.Len64(chunk - 1)
+	split := flags&MSMSplit01 != 0
+	if split {
+		lg -= 4
+	}
+	wbits := MSMWindowBits(lg)
+	nwins := uint64((256 + wbits - 1) / wbits)
+	nb := uint64(1) << (wbits - 1)
+	nseg := (chunk + msmSegment - 1) / msmSegment
+	xyzz := 2 * c.AffineBytes() // four coordinates
+	bpw := max(1, nb/(msmReduceThreads*16))
+	ones := uint64(0)
+	if split {
+		ones = 2 * msmModelSMs
+	}
+	ws := 4 * align256(nwins*chunk*4)                          // keys and references, unsorted and sorted
+	ws += align256(8*chunk + 1<<20)                            // sort scratch (model)
+	ws += align256(nwins * nb * xyzz)                          // buckets
+	ws += 2*align256(nwins*nseg*xyzz) + align256(nwins*nseg*4) // carries
+	ws += align256(nwins * bpw * msmReduceThreads * xyzz)      // reduction scratch
+	ws += align256((nwins*bpw + ones) * xyzz)                  // partial sums
+	if split {
+		ws += 2*align256(chunk) + 2*align256(chunk*4) + 2*align256(4) + align256(ones*msmOnesThreads*xyzz)
+	}
 	if flags&MSMPointsOnHost != 0 {
-		ws += 2 * chunk * c.AffineBytes()
+		ws += 2 * align256(chunk*c.AffineBytes())
 	}
 	if flags&MSMScalarsOnHost != 0 {
-		ws += 2 * chunk * FrBytes
+		ws += 2 * align256(chunk*FrBytes)
 	}
 	return ws
 }
@@ -185,8 +222,9 @@ type Plan struct {
 	ScalarsOnDevice bool
 	// SRSResident: the point vectors are resident (in Resident); otherwise streamed.
 	SRSResident bool
-	ChunkLog    uint32
-	MSMFlags    [numQueries]MSMFlags
+	// ChunkLog is log2 of the points per MSM chunk.
+	ChunkLog uint32
+	MSMFlags [numQueries]MSMFlags
 	// Peak is the arena size: the largest phase, every buffer rounded to AllocGranularity.
 	Peak     uint64
 	Buffers  []Buffer
@@ -223,12 +261,21 @@ func (p Plan) String() string {
 // Planner computes the plans for partition shapes.
 type Planner struct {
 	Sizer Sizer
+	// WideChunks gives the full tier with a resident SRS 2^26-point MSM chunks instead of 2^24
+	// (for a 2^27 domain): faster MSMs for about twice the arena.
+	WideChunks bool
 }
 
 // chunkLog is the MSM chunk size of a tier: 2^24, 2^22 and 2^20 points for a 2^27 domain,
-// scaled down with the domain (never below 2^10) so that lower tiers always stage less.
-func chunkLog(tier Tier, logN uint32) uint32 {
+// scaled down with the domain (never below 2^10) so that lower tiers always stage less. Wide
+// chunks are 2^26: every chunk adds its bucket runs into the buckets with full additions and
+// merges the runs that cross segments; on the H200 a dense 2^26 MSM took 579 ms as one chunk,
+// 642 ms as two (docs/benchmarks.md, round 4).
+func chunkLog(tier Tier, logN uint32, wide bool) uint32 {
 	want := [...]uint32{TierFull: 24, TierPartial: 22, TierMinimal: 20}[tier]
+	if tier == TierFull && wide {
+		want = 26
+	}
 	if logN < 27 {
 		want -= min(want-10, 27-logN)
 	}
@@ -253,7 +300,8 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 	if sz == nil {
 		sz = ModelSizer{}
 	}
-	p := Plan{Tier: tier, SRSResident: srsResident, ChunkLog: chunkLog(tier, s.LogDomain)}
+	wide := srsResident && pl.WideChunks && tier == TierFull
+	p := Plan{Tier: tier, SRSResident: srsResident, ChunkLog: chunkLog(tier, s.LogDomain, wide)}
 	switch tier {
 	case TierFull:
 		p.DomainBuffers, p.Prestaged = 3, 3

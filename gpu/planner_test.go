@@ -17,14 +17,27 @@ func TestModelSizer(t *testing.T) {
 		chunkLog uint32
 		want     uint64
 	}{
-		// wbits = log2(1.5·2^20) − 8 = 12, 22 windows: buckets 22·2^11·4·48, digits and indices
-		// 2^20·23·4, point staging 2·2^20·96.
-		{G1, 1 << 20, MSMPointsOnHost, 20, 22*2048*192 + (1<<20)*23*4 + 2*(1<<20)*96},
-		// G2 buckets are twice as large; chunk 2^18 of 2^20 points; scalar staging 2·2^18·32.
-		{G2, 1 << 20, MSMScalarsOnHost, 18, 22*2048*384 + (1<<18)*23*4 + 2*(1<<18)*32},
-		// Window clamped to 18 bits (15 windows) for 2^27 points.
-		{G1, 1 << 27, 0, 24, 15*(1<<17)*192 + (1<<24)*16*4},
-		{G1, 100, 0, 20, 26*512*192 + 100*27*4},
+		// A 2^20 chunk: 16-bit windows, 16 of them, 2^15 buckets each, 2^13 segments of 128,
+		// 8 reduction blocks per window. Terms in native make_layout order: keys and references
+		// (unsorted, sorted), sort scratch, buckets, carries (first, last, keys), reduction
+		// scratch, partial sums, then point staging.
+		{G1, 1 << 20, MSMPointsOnHost, 20, 4*16<<22 + (9 << 20) + 16<<15*192 +
+			2*16<<13*192 + 16<<13*4 + 16*8*256*192 + 16*8*192 + 2<<20*96},
+		// G2 points are twice as large; a 2^18 chunk of 2^20 points has 16-bit windows too;
+		// scalar staging 2·2^18·32.
+		{G2, 1 << 20, MSMScalarsOnHost, 18, 4*16<<20 + (2<<20 + 1<<20) + 16<<15*384 +
+			2*16<<11*384 + 16<<11*4 + 16*8*256*384 + 16*8*384 + 2<<18*32},
+		// 2^27 points in 2^26 chunks: 20-bit windows, 13 of them, 2^19 buckets, 128 blocks.
+		{G1, 1 << 27, 0, 26, 4*13<<28 + (8<<26 + 1<<20) + 13<<19*192 +
+			2*13<<19*192 + 13<<19*4 + 13*128*256*192 + 13*128*192},
+		// The scalar-0/1 split sizes the window for a sixteenth of the chunk (2^24 → 16 bits) and
+		// adds flags, tail and scalar-1 indices, two counters and 264 blocks of partial sums.
+		{G1, 1 << 24, MSMSplit01, 24, 4*16<<26 + (8<<24 + 1<<20) + 16<<15*192 +
+			2*16<<17*192 + 16<<17*4 + 16*8*256*192 + (16*8+264)*192 +
+			2<<24 + 2*4<<24 + 2*256 + 264*256*192},
+		// 100 points: 8-bit windows (32 of them), 128 buckets, one segment, one block each; small
+		// terms round up to 256 bytes.
+		{G1, 100, 0, 20, 4*12800 + 1049600 + 32*128*192 + 2*32*192 + 256 + 32*256*192 + 32*192},
 		{G1, 0, MSMPointsOnHost, 20, 0},
 	} {
 		if got := (ModelSizer{}).MSMWorkspace(tc.c, tc.n, tc.flags, tc.chunkLog); got != tc.want {
@@ -122,10 +135,24 @@ func TestPoRepPlans(t *testing.T) {
 	if len(plans) != 6 {
 		t.Fatalf("%d candidates, want 6", len(plans))
 	}
-	// a, b, c dominate the full and partial arenas of a 2^27 domain.
-	for i, want := range []uint64{3 * d, 2 * d, 0, 3 * d, 2 * d, 0} {
+	// a, b, c dominate the resident full and partial arenas of a 2^27 domain and the streamed
+	// partial one (the streamed full arena is the L/A/B phase: point staging at 2^24 chunks).
+	for i, want := range []uint64{3 * d, 2 * d, 0, 0, 2 * d, 0} {
 		if want != 0 && plans[i].Peak != want {
 			t.Errorf("candidate %d (%s): arena %d, want %d", i, plans[i], plans[i].Peak, want)
+		}
+	}
+	// Wide chunks change only the full resident plan: 2^26-point chunks, a larger arena.
+	wide := (Planner{WideChunks: true}).Candidates(porepShape, true)
+	for i := range plans {
+		if i == 0 {
+			if wide[0].ChunkLog != 26 || plans[0].ChunkLog != 24 || wide[0].Peak <= plans[0].Peak {
+				t.Errorf("wide full plan: chunk 2^%d, arena %s; narrow: chunk 2^%d, arena %s",
+					wide[0].ChunkLog, FormatBytes(wide[0].Peak), plans[0].ChunkLog, FormatBytes(plans[0].Peak))
+			}
+			t.Logf("wide chunks: %s, need %s", wide[0], FormatBytes(wide[0].Need()))
+		} else if wide[i].Peak != plans[i].Peak || wide[i].ChunkLog != plans[i].ChunkLog {
+			t.Errorf("wide chunks changed candidate %d: %s", i, wide[i])
 		}
 	}
 	srs := uint64(0)

@@ -560,23 +560,34 @@ func (s *Scheduler) worker(d *devState, w int) {
 	}
 }
 
-// allowResident decides whether p may keep its SRS in VRAM on d: only when the SRS and the
-// NTT tables fit beside every worker's full resident arena, so residency never starves plans.
-func (s *Scheduler) allowResident(d *devState, p *Partition) bool {
+// plannerFor returns the planner for p on d and whether p may keep its SRS in VRAM there:
+// only when the SRS and the NTT tables fit beside every worker's full resident arena, so
+// residency never starves plans. Wide MSM chunks (a faster but about twice as large full
+// resident arena) are used where that still holds for every worker.
+func (s *Scheduler) plannerFor(d *devState, p *Partition) (Planner, bool) {
+	pl := s.planner
 	if !s.cfg.SRSResidency || p.Shape.SRSKey == "" {
-		return false
+		return pl, false
 	}
-	full := s.planner.Plan(p.Shape, TierFull, true)
-	need := uint64(s.cfg.WorkersPerDevice) * full.Peak
-	for _, r := range full.Resident {
-		need += RoundAlloc(r.Bytes)
+	for _, wide := range []bool{true, false} {
+		pl.WideChunks = wide
+		full := pl.Plan(p.Shape, TierFull, true)
+		need := uint64(s.cfg.WorkersPerDevice) * full.Peak
+		for _, r := range full.Resident {
+			need += RoundAlloc(r.Bytes)
+		}
+		if need <= d.alloc.Limit() {
+			return pl, true
+		}
 	}
-	return need <= d.alloc.Limit()
+	pl.WideChunks = false
+	return pl, false
 }
 
 // candidates are the plans admission may grant p on d, best first.
 func (s *Scheduler) candidates(d *devState, p *Partition) []Plan {
-	plans := s.planner.Candidates(p.Shape, s.allowResident(d, p))
+	pl, resident := s.plannerFor(d, p)
+	plans := pl.Candidates(p.Shape, resident)
 	if s.cfg.PlanFilter == nil {
 		return plans
 	}
@@ -584,7 +595,7 @@ func (s *Scheduler) candidates(d *devState, p *Partition) []Plan {
 	var all []Plan
 	for _, res := range []bool{true, false} {
 		for t := TierFull; t <= TierMinimal; t++ {
-			all = append(all, s.planner.Plan(p.Shape, t, res))
+			all = append(all, pl.Plan(p.Shape, t, res))
 		}
 	}
 	if f := s.cfg.PlanFilter(all); len(f) > 0 {

@@ -699,7 +699,8 @@ func TestSqueezeRehearsal(t *testing.T) {
 			dev := NewSimDevice(SimConfig{TotalMem: h200, OthersMem: others})
 			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true}, dev)
 			d := s.devs[0]
-			plans := s.planner.Candidates(shape, s.allowResident(d, &Partition{Shape: shape}))
+			pl, resident := s.plannerFor(d, &Partition{Shape: shape})
+			plans := pl.Candidates(shape, resident)
 			first, _, ok := d.alloc.TryAdmit(Priority{}, plans)
 			if !ok {
 				t.Fatalf("2^%d, %.1f GiB left: nothing admitted on an otherwise idle device", lg, left)

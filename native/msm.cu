@@ -25,11 +25,11 @@ snarkd_status select_device(int32_t ordinal);
 namespace {
 using namespace snarkd;
 
-constexpr uint32_t SEG = 64;            // sorted entries summed per thread
+constexpr uint32_t SEG = 128;           // sorted entries summed per thread
 constexpr unsigned REDUCE_THREADS = 256;
 constexpr unsigned ONES_THREADS = 256;
 constexpr uint32_t NO_KEY = 0xffffffffu;
-constexpr uint32_t DEFAULT_RESIDENT_CHUNK_LOG = 24;
+constexpr uint32_t DEFAULT_RESIDENT_CHUNK_LOG = 26;
 constexpr uint32_t DEFAULT_STREAM_CHUNK_LOG = 22;
 
 template <int CURVE>
