@@ -1,7 +1,31 @@
 // Device inventory for the Go side's scheduler: name, memory and SM count per device.
 #include <cstring>
+#include <mutex>
 
 #include "error.cuh"
+
+namespace {
+// Properties that never change while the process runs, read once per device:
+// cudaGetDeviceProperties is slow, and the scheduler refreshes free memory often.
+constexpr int MAX_DEVICES = 64;
+std::mutex props_mu;
+cudaDeviceProp props[MAX_DEVICES];
+bool have_props[MAX_DEVICES];
+
+snarkd_status device_props(int ordinal, cudaDeviceProp *out) {
+    std::lock_guard<std::mutex> lock(props_mu);
+    if (ordinal >= MAX_DEVICES) {
+        SNARKD_CHECK(cudaGetDeviceProperties(out, ordinal));
+        return SNARKD_OK;
+    }
+    if (!have_props[ordinal]) {
+        SNARKD_CHECK(cudaGetDeviceProperties(&props[ordinal], ordinal));
+        have_props[ordinal] = true;
+    }
+    *out = props[ordinal];
+    return SNARKD_OK;
+}
+}  // namespace
 
 extern "C" snarkd_status snarkd_device_count(int32_t *count) {
     if (count == nullptr) return SNARKD_ERR_INVALID_ARGUMENT;
@@ -26,7 +50,8 @@ extern "C" snarkd_status snarkd_device_info_get(int32_t ordinal, snarkd_device_i
         return SNARKD_ERR_NO_DEVICE;
     }
     cudaDeviceProp prop;
-    SNARKD_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+    snarkd_status st = device_props(ordinal, &prop);
+    if (st != SNARKD_OK) return st;
     int prev = 0;
     SNARKD_CHECK(cudaGetDevice(&prev));
     SNARKD_CHECK(cudaSetDevice(ordinal));

@@ -140,7 +140,9 @@ extern "C" snarkd_status snarkd_memcpy_dtoh(int32_t ordinal, void *dst, const vo
 extern "C" snarkd_status snarkd_memset_d(int32_t ordinal, void *dst, int32_t value, size_t bytes) {
     snarkd_status st = use_device(ordinal);
     if (st != SNARKD_OK) return st;
-    SNARKD_CHECK(cudaMemset(dst, value, bytes));
-    SNARKD_CHECK(cudaDeviceSynchronize());
+    // The legacy stream does not wait for the workers' non-blocking streams, so this waits
+    // only for the memset, not for other partitions' kernels.
+    SNARKD_CHECK(cudaMemsetAsync(dst, value, bytes, cudaStreamLegacy));
+    SNARKD_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     return SNARKD_OK;
 }

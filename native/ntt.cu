@@ -367,7 +367,9 @@ extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, 
     SNARKD_CHECK(cudaGetLastError());
     expand_powers<<<nb, GLOBAL_THREADS>>>(inv, small + 2 * m, small + 3 * m, ls, half);
     SNARKD_CHECK(cudaGetLastError());
-    SNARKD_CHECK(cudaDeviceSynchronize());
+    // Wait for this domain's kernels only: the legacy stream does not wait for the workers'
+    // non-blocking streams, and a device-wide synchronize would wait for their kernels too.
+    SNARKD_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     out->lg_n = lg_n;
     out->lg_split = ls;
     out->fwd = fwd;
