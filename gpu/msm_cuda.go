@@ -140,6 +140,33 @@ func (r *MSMRequest) run(ctx context.Context, ordinal int, mem DeviceMemory, cur
 	return p, st, nil
 }
 
+// jacobian is the group arithmetic combineWindows needs: *bls12381.G1Jac or *bls12381.G2Jac.
+type jacobian[J any] interface {
+	*J
+	DoubleAssign() *J
+	AddAssign(*J) *J
+}
+
+// combineWindows sums the kernel's partial results on the host: per window (top first) c
+// doublings then the window's block sums, then the scalar-1 partial sums after the windows.
+// inf is the group's identity.
+func combineWindows[J any, PJ jacobian[J]](p C.snarkd_msm_plan, parts []J, inf J) J {
+	w, bpw := int(p.num_windows), int(p.blocks_per_window)
+	res := inf
+	for wi := w - 1; wi >= 0; wi-- {
+		for i := 0; i < int(p.window_bits); i++ {
+			PJ(&res).DoubleAssign()
+		}
+		for b := 0; b < bpw; b++ {
+			PJ(&res).AddAssign(&parts[wi*bpw+b])
+		}
+	}
+	for i := w * bpw; i < len(parts); i++ {
+		PJ(&res).AddAssign(&parts[i])
+	}
+	return res
+}
+
 // MSMG1 computes Σ scalars[i]·points[i] in G1 on device ordinal, with scratch from mem.
 func MSMG1(ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest) (bls12381.G1Jac, MSMStats, error) {
 	var parts []g1XYZZ
@@ -150,24 +177,14 @@ func MSMG1(ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest) (b
 	if err != nil {
 		return bls12381.G1Jac{}, st, err
 	}
-	w, bpw := int(p.num_windows), int(p.blocks_per_window)
-	var res bls12381.G1Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	for wi := w - 1; wi >= 0; wi-- {
-		for i := 0; i < int(p.window_bits); i++ {
-			res.DoubleAssign()
-		}
-		for b := 0; b < bpw; b++ {
-			j := parts[wi*bpw+b].jac()
-			res.AddAssign(&j)
-		}
+	jac := make([]bls12381.G1Jac, len(parts))
+	for i := range parts {
+		jac[i] = parts[i].jac()
 	}
-	for _, o := range parts[w*bpw:] {
-		j := o.jac()
-		res.AddAssign(&j)
-	}
-	return res, st, nil
+	var inf bls12381.G1Jac
+	inf.X.SetOne()
+	inf.Y.SetOne()
+	return combineWindows(p, jac, inf), st, nil
 }
 
 // MSMG2 computes Σ scalars[i]·points[i] in G2 on device ordinal, with scratch from mem.
@@ -180,22 +197,12 @@ func MSMG2(ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest) (b
 	if err != nil {
 		return bls12381.G2Jac{}, st, err
 	}
-	w, bpw := int(p.num_windows), int(p.blocks_per_window)
-	var res bls12381.G2Jac
-	res.X.SetOne()
-	res.Y.SetOne()
-	for wi := w - 1; wi >= 0; wi-- {
-		for i := 0; i < int(p.window_bits); i++ {
-			res.DoubleAssign()
-		}
-		for b := 0; b < bpw; b++ {
-			j := parts[wi*bpw+b].jac()
-			res.AddAssign(&j)
-		}
+	jac := make([]bls12381.G2Jac, len(parts))
+	for i := range parts {
+		jac[i] = parts[i].jac()
 	}
-	for _, o := range parts[w*bpw:] {
-		j := o.jac()
-		res.AddAssign(&j)
-	}
-	return res, st, nil
+	var inf bls12381.G2Jac
+	inf.X.SetOne()
+	inf.Y.SetOne()
+	return combineWindows(p, jac, inf), st, nil
 }
