@@ -258,3 +258,41 @@ func FuzzParseProofs(f *testing.F) {
 		}
 	})
 }
+
+func TestWriteParamFiles(t *testing.T) {
+	raw, _ := smallFixture(t)
+	pk, err := groth16.ParseParameters(raw, groth16.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "params")
+	if err := groth16.WriteParamFiles(dir, "v28-test", 2048, pk); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "v28-test.params"))
+	if err != nil || !bytes.Equal(got, raw) {
+		t.Fatalf(".params differs from the parameters' bytes (err %v)", err)
+	}
+	vk, err := os.ReadFile(filepath.Join(dir, "v28-test.vk"))
+	if err != nil || !bytes.Equal(vk, pk.VK.Bytes()) {
+		t.Fatalf(".vk differs from the verifying key's bytes (err %v)", err)
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "v28-test.meta"))
+	if err != nil || string(meta) != "{\n  \"sector_size\": 2048\n}" {
+		t.Fatalf(".meta = %q (err %v)", meta, err)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmp) != 0 {
+		t.Fatalf("temporary files left: %v", tmp)
+	}
+	// A directory where a file must go: the error names the file and nothing is left behind.
+	bad := t.TempDir()
+	if err := os.Mkdir(filepath.Join(bad, "x.params"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := groth16.WriteParamFiles(bad, "x", 2048, pk); err == nil {
+		t.Fatal("writing over a directory succeeded")
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(bad, "*.tmp")); len(tmp) != 0 {
+		t.Fatalf("temporary files left after a failure: %v", tmp)
+	}
+}

@@ -1,7 +1,6 @@
 package prover
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -326,40 +325,5 @@ func checkInputs(name string, want int) func(context.Context, *groth16.Parameter
 // through a temporary file renamed into place), with base.meta holding sectorSize as the
 // published .meta files do.
 func WriteFilecoinParams(dir, base string, sectorSize uint64, pk *groth16.Parameters) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	write := func(name string, fill func(w *bufio.Writer) error) error {
-		final := filepath.Join(dir, name)
-		tmp := final + ".tmp"
-		f, err := os.Create(tmp)
-		if err != nil {
-			return err
-		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		err = fill(w)
-		if err == nil {
-			err = w.Flush()
-		}
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return fmt.Errorf("writing %s: %w", final, err)
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("writing %s: %w", final, err)
-		}
-		return os.Rename(tmp, final)
-	}
-	if err := write(base+".params", func(w *bufio.Writer) error { _, err := pk.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	if err := write(base+".vk", func(w *bufio.Writer) error { _, err := pk.VK.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	return write(base+".meta", func(w *bufio.Writer) error {
-		_, err := fmt.Fprintf(w, "{\n  \"sector_size\": %d\n}", sectorSize)
-		return err
-	})
+	return groth16.WriteParamFiles(dir, base, sectorSize, pk)
 }

@@ -1,11 +1,8 @@
 package seal
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
@@ -28,43 +25,7 @@ func GenerateParams(ctx context.Context, p *prooftypes.SealProof, seed []byte) (
 // parameter directory, under p's file names. Files are written to a temporary name first and
 // renamed, so a reader never sees a partial file.
 func WriteParams(dir string, p *prooftypes.SealProof, pk *groth16.Parameters) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	write := func(name string, fill func(w *bufio.Writer) error) error {
-		final := filepath.Join(dir, name)
-		tmp := final + ".tmp"
-		f, err := os.Create(tmp)
-		if err != nil {
-			return err
-		}
-		w := bufio.NewWriterSize(f, 1<<20)
-		if err := fill(w); err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return fmt.Errorf("writing %s: %w", final, err)
-		}
-		if err := w.Flush(); err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return fmt.Errorf("writing %s: %w", final, err)
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-		return os.Rename(tmp, final)
-	}
-	if err := write(p.ParamsFile(), func(w *bufio.Writer) error { _, err := pk.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	if err := write(p.VKFile(), func(w *bufio.Writer) error { _, err := pk.VK.WriteTo(w); return err }); err != nil {
-		return err
-	}
-	return write(p.MetaFile(), func(w *bufio.Writer) error {
-		_, err := fmt.Fprintf(w, "{\n  \"sector_size\": %d\n}", p.SectorSize)
-		return err
-	})
+	return groth16.WriteParamFiles(dir, p.CacheID(), p.SectorSize, pk)
 }
 
 // ParamsMismatchError names the parameter vector whose length does not fit the circuit.
