@@ -255,7 +255,7 @@ func (p Plan) String() string {
 	if p.SRSResident {
 		srs = "resident"
 	}
-	return fmt.Sprintf("%s (arena %s, SRS %s)", p.Tier, FormatBytes(p.Peak), srs)
+	return fmt.Sprintf("%s (arena %s, SRS %s, MSM chunks 2^%d)", p.Tier, FormatBytes(p.Peak), srs, p.ChunkLog)
 }
 
 // Planner computes the plans for partition shapes.
