@@ -370,22 +370,36 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 	return p
 }
 
-// Candidates lists the plans admission may grant, best first: with the SRS resident (when
-// allowed) full, partial, minimal, then the same with the SRS streamed. Plans that are not
-// smaller than a better one are dropped.
-func (pl Planner) Candidates(s Shape, allowResident bool) []Plan {
+// Plans lists every plan of s, best first: with the SRS resident full (with wide chunks, then
+// also without), partial, minimal, then the same with the SRS streamed.
+func (pl Planner) Plans(s Shape) []Plan {
 	var out []Plan
 	for _, res := range []bool{true, false} {
-		if res && !allowResident {
+		for t := TierFull; t <= TierMinimal; t++ {
+			out = append(out, pl.Plan(s, t, res))
+			if res && t == TierFull && pl.WideChunks {
+				narrow := pl
+				narrow.WideChunks = false
+				out = append(out, narrow.Plan(s, t, res))
+			}
+		}
+	}
+	return out
+}
+
+// Candidates lists the plans admission may grant, best first (Plans, without the resident ones
+// unless allowed). Plans that are not smaller than a better one are dropped; so with wide chunks
+// the full resident plan with 2^24 chunks stays a candidate before the partial one.
+func (pl Planner) Candidates(s Shape, allowResident bool) []Plan {
+	var out []Plan
+	for _, p := range pl.Plans(s) {
+		if p.SRSResident && !allowResident {
 			continue
 		}
-		for t := TierFull; t <= TierMinimal; t++ {
-			p := pl.Plan(s, t, res)
-			if len(out) > 0 && p.Need() >= out[len(out)-1].Need() && p.SRSResident == out[len(out)-1].SRSResident {
-				continue
-			}
-			out = append(out, p)
+		if len(out) > 0 && p.Need() >= out[len(out)-1].Need() && p.SRSResident == out[len(out)-1].SRSResident {
+			continue
 		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -142,17 +142,19 @@ func TestPoRepPlans(t *testing.T) {
 			t.Errorf("candidate %d (%s): arena %d, want %d", i, plans[i], plans[i].Peak, want)
 		}
 	}
-	// Wide chunks change only the full resident plan: 2^26-point chunks, a larger arena.
+	// Wide chunks add a full resident plan with 2^26-point chunks and a larger arena in front;
+	// the 2^24 one stays next, so admission can still fall back to it before partial.
 	wide := (Planner{WideChunks: true}).Candidates(porepShape, true)
+	if len(wide) != len(plans)+1 {
+		t.Fatalf("%d candidates with wide chunks, want %d", len(wide), len(plans)+1)
+	}
+	if wide[0].Tier != TierFull || !wide[0].SRSResident || wide[0].ChunkLog != 26 || wide[0].Peak <= plans[0].Peak {
+		t.Errorf("wide full plan: %s", wide[0])
+	}
+	t.Logf("wide chunks: %s, need %s", wide[0], FormatBytes(wide[0].Need()))
 	for i := range plans {
-		if i == 0 {
-			if wide[0].ChunkLog != 26 || plans[0].ChunkLog != 24 || wide[0].Peak <= plans[0].Peak {
-				t.Errorf("wide full plan: chunk 2^%d, arena %s; narrow: chunk 2^%d, arena %s",
-					wide[0].ChunkLog, FormatBytes(wide[0].Peak), plans[0].ChunkLog, FormatBytes(plans[0].Peak))
-			}
-			t.Logf("wide chunks: %s, need %s", wide[0], FormatBytes(wide[0].Need()))
-		} else if wide[i].Peak != plans[i].Peak || wide[i].ChunkLog != plans[i].ChunkLog {
-			t.Errorf("wide chunks changed candidate %d: %s", i, wide[i])
+		if wide[i+1].String() != plans[i].String() || wide[i+1].Need() != plans[i].Need() {
+			t.Errorf("wide chunks changed candidate %d: %s, want %s", i, wide[i+1], plans[i])
 		}
 	}
 	srs := uint64(0)

@@ -592,13 +592,7 @@ func (s *Scheduler) candidates(d *devState, p *Partition) []Plan {
 		return plans
 	}
 	// The filter sees every tier, including those Candidates drops for not being smaller.
-	var all []Plan
-	for _, res := range []bool{true, false} {
-		for t := TierFull; t <= TierMinimal; t++ {
-			all = append(all, pl.Plan(p.Shape, t, res))
-		}
-	}
-	if f := s.cfg.PlanFilter(all); len(f) > 0 {
+	if f := s.cfg.PlanFilter(pl.Plans(p.Shape)); len(f) > 0 {
 		return f
 	}
 	return plans
