@@ -167,42 +167,38 @@ func combineWindows[J any, PJ jacobian[J]](p C.snarkd_msm_plan, parts []J, inf J
 	return res
 }
 
-// MSMG1 computes Σ scalars[i]·points[i] in G1 on device ordinal, with scratch from mem.
-func MSMG1(ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest) (bls12381.G1Jac, MSMStats, error) {
-	var parts []g1XYZZ
-	p, st, err := r.run(ctx, ordinal, mem, G1, func(n int) unsafe.Pointer {
-		parts = make([]g1XYZZ, n)
+// msmOn runs r on the device and combines its partial results: X is the kernel's XYZZ point
+// type, toJac its conversion, inf the group's identity.
+func msmOn[X any, J any, PJ jacobian[J]](ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest,
+	curve Curve, toJac func(*X) J, inf J) (J, MSMStats, error) {
+	var parts []X
+	p, st, err := r.run(ctx, ordinal, mem, curve, func(n int) unsafe.Pointer {
+		parts = make([]X, n)
 		return unsafe.Pointer(&parts[0])
 	})
 	if err != nil {
-		return bls12381.G1Jac{}, st, err
+		var zero J
+		return zero, st, err
 	}
-	jac := make([]bls12381.G1Jac, len(parts))
+	jac := make([]J, len(parts))
 	for i := range parts {
-		jac[i] = parts[i].jac()
+		jac[i] = toJac(&parts[i])
 	}
+	return combineWindows[J, PJ](p, jac, inf), st, nil
+}
+
+// MSMG1 computes Σ scalars[i]·points[i] in G1 on device ordinal, with scratch from mem.
+func MSMG1(ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest) (bls12381.G1Jac, MSMStats, error) {
 	var inf bls12381.G1Jac
 	inf.X.SetOne()
 	inf.Y.SetOne()
-	return combineWindows(p, jac, inf), st, nil
+	return msmOn(ctx, ordinal, mem, r, G1, (*g1XYZZ).jac, inf)
 }
 
 // MSMG2 computes Σ scalars[i]·points[i] in G2 on device ordinal, with scratch from mem.
 func MSMG2(ctx context.Context, ordinal int, mem DeviceMemory, r *MSMRequest) (bls12381.G2Jac, MSMStats, error) {
-	var parts []g2XYZZ
-	p, st, err := r.run(ctx, ordinal, mem, G2, func(n int) unsafe.Pointer {
-		parts = make([]g2XYZZ, n)
-		return unsafe.Pointer(&parts[0])
-	})
-	if err != nil {
-		return bls12381.G2Jac{}, st, err
-	}
-	jac := make([]bls12381.G2Jac, len(parts))
-	for i := range parts {
-		jac[i] = parts[i].jac()
-	}
 	var inf bls12381.G2Jac
 	inf.X.SetOne()
 	inf.Y.SetOne()
-	return combineWindows(p, jac, inf), st, nil
+	return msmOn(ctx, ordinal, mem, r, G2, (*g2XYZZ).jac, inf)
 }
