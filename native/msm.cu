@@ -436,7 +436,10 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
             tb = l.temp_bytes;
             SNARKD_CHECK(cub::DeviceSelect::Flagged(temp, tb, cub::CountingInputIterator<uint32_t>(0),
                                                     flags, tail_idx, tail_count, (int)m, st));
+            // Wait for the kernels first: a copy into pageable memory would wait for them inside
+            // the driver, stalling every other thread's CUDA calls (another worker's uploads).
             uint32_t h_count = 0;
+            SNARKD_CHECK(cudaStreamSynchronize(st));
             SNARKD_CHECK(cudaMemcpyAsync(&h_count, tail_count, 4, cudaMemcpyDeviceToHost, st));
             SNARKD_CHECK(cudaStreamSynchronize(st));
             mt = h_count;
@@ -476,6 +479,8 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
         buckets, (uint32_t)nb, per_thread, scratch, results);
     SNARKD_CHECK(cudaGetLastError());
     SNARKD_CHECK(cudaEventRecord(rs.stop, st));
+    // As above: the copy into pageable memory is issued only once the kernels are done.
+    SNARKD_CHECK(cudaStreamSynchronize(st));
     SNARKD_CHECK(cudaMemcpyAsync(out, results, (size_t)p.out_points * sizeof(P),
                                  cudaMemcpyDeviceToHost, st));
     SNARKD_CHECK(cudaStreamSynchronize(st));
