@@ -4,7 +4,11 @@
 // transforms of the H step decimation in time (bit-reversed in, natural out). Stages whose
 // butterfly span is at least 2^SMEM_LG run as global passes of RADIX_LG stages each (every
 // thread holds 2^RADIX_LG elements in registers); the last SMEM_LG stages run in shared memory on
-// contiguous chunks. Twiddles come from full tables omega^k, k < n/2, expanded once per domain.
+// contiguous chunks. Twiddles come from full tables omega^k, k < n/2, expanded once per domain:
+// a global pass loads one per thread and derives the others of its R stages from it and from
+// roots of unity of order up to 2^R (reading them all from the 2^(n-1)-entry table scattered
+// loads across gigabytes); the shared-memory stages read theirs from a copy of the 2^(SMEM_LG-1)
+// they use, loaded into shared memory once per block.
 #include <algorithm>
 
 #include "field.cuh"
@@ -17,12 +21,13 @@ snarkd_status select_device(int32_t ordinal);
 namespace {
 using namespace snarkd;
 
-constexpr int SMEM_LG = 10;  // elements per shared-memory chunk: 2^10 (32 KiB)
+constexpr int SMEM_LG = 10;  // elements per shared-memory chunk: 2^10 (32 KiB, and 16 KiB of twiddles)
 constexpr int GLOBAL_THREADS = 256;
 // Radix-8 passes hold 8 elements per thread (about 138 registers uncapped: one 256-thread block
-// per SM); 128-thread blocks capped at 128 registers fit four.
+// per SM); 128-thread blocks capped at 168 registers fit three (at 128 registers the pass
+// twiddles spill).
 constexpr int PASS_THREADS = 128;
-constexpr int PASS_MIN_BLOCKS = 4;
+constexpr int PASS_MIN_BLOCKS = 3;
 
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, uint32_t lg) {
     return lg == 0 ? 0 : (__brev(x) >> (32 - lg));
@@ -36,6 +41,26 @@ __global__ void expand_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_
     out[k] = hi[k >> ls] * lo[k & ((1u << ls) - 1)];
 }
 
+// Twiddles of a global pass of R stages (lg_low = log of the smallest span). Stage d (span
+// 2^(lg_low + d)) pairs x[k] with x[k + 2^d] for k with bit d clear, and multiplies by
+// omega_{2^(lg_low+d+1)}^(low + (k mod 2^d)·2^lg_low) = u_d · omega_{2^(d+1)}^(k mod 2^d), with
+// u_d = u^(2^(R-1-d)) and u = omega_{2^(lg_low+R)}^low: one load per thread (u) and a few
+// products replace 2^R - 1 loads scattered over the 2^(n-1)-entry table. tw[e] = omega_n^e.
+__device__ __forceinline__ fr_t pass_base(const fr_t *tw, uint32_t lg_n, uint32_t lg_low, int r,
+                                          size_t low) {
+    return tw[low << (lg_n - lg_low - r)];
+}
+
+// w[m] = ud · omega_{2^(d+1)}^m for m < 2^d (the roots are the same for every thread).
+template <int R>
+__device__ __forceinline__ void stage_twiddles(fr_t (&w)[1 << (R - 1)], const fr_t &ud, int d,
+                                               const fr_t *tw, uint32_t lg_n) {
+    w[0] = ud;
+#pragma unroll
+    for (int m = 1; m < (1 << (R - 1)); m++)
+        if (m < (1 << d)) w[m] = ud * tw[(size_t)m << (lg_n - 1 - d)];
+}
+
 // One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low.
 template <int R>
 __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
@@ -46,19 +71,21 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dif_pass(fr_t *
     fr_t x[1 << R];
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) x[k] = a[base + ((size_t)k << lg_low)];
+    fr_t u = pass_base(tw, lg_n, lg_low, R, low);  // u_d for the current stage
 #pragma unroll
     for (int s = 0; s < R; s++) {
-        const int hs = 1 << (R - 1 - s);
-        const uint32_t lg_h = lg_low + R - 1 - s;
+        const int d = R - 1 - s;
+        const int hs = 1 << d;
+        fr_t w[1 << (R - 1)];
+        stage_twiddles<R>(w, u, d, tw, lg_n);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
-            size_t i = base + ((size_t)k << lg_low);
-            size_t j = i & (((size_t)1 << lg_h) - 1);
-            fr_t u = x[k], v = x[k + hs];
-            x[k] = u + v;
-            x[k + hs] = (u - v) * tw[j << (lg_n - 1 - lg_h)];
+            fr_t p = x[k], q = x[k + hs];
+            x[k] = p + q;
+            x[k + hs] = (p - q) * w[k & (hs - 1)];
         }
+        if (d > 0) u = u * u;
     }
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) a[base + ((size_t)k << lg_low)] = x[k];
@@ -74,19 +101,23 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dit_pass(fr_t *
     fr_t x[1 << R];
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) x[k] = a[base + ((size_t)k << lg_low)];
+    // Stages run d = 0 .. R-1 and need u^(2^(R-1)) first: keep the squares.
+    fr_t ud[R];
+    ud[R - 1] = pass_base(tw, lg_n, lg_low, R, low);
 #pragma unroll
-    for (int s = 0; s < R; s++) {
-        const int hs = 1 << s;
-        const uint32_t lg_h = lg_low + s;
+    for (int d = R - 2; d >= 0; d--) ud[d] = ud[d + 1] * ud[d + 1];
+#pragma unroll
+    for (int d = 0; d < R; d++) {
+        const int hs = 1 << d;
+        fr_t w[1 << (R - 1)];
+        stage_twiddles<R>(w, ud[d], d, tw, lg_n);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
-            size_t i = base + ((size_t)k << lg_low);
-            size_t j = i & (((size_t)1 << lg_h) - 1);
-            fr_t u = x[k];
-            fr_t v = x[k + hs] * tw[j << (lg_n - 1 - lg_h)];
-            x[k] = u + v;
-            x[k + hs] = u - v;
+            fr_t p = x[k];
+            fr_t q = x[k + hs] * w[k & (hs - 1)];
+            x[k] = p + q;
+            x[k + hs] = p - q;
         }
     }
 #pragma unroll
@@ -94,22 +125,26 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dit_pass(fr_t *
 }
 
 // The stages with spans 2^(lg_c - 1) .. 1 on chunks of 2^lg_c contiguous elements, in shared
-// memory. blockDim.x = 2^(lg_c - 1). DIF runs spans downward, DIT upward.
+// memory. blockDim.x = 2^(lg_c - 1). DIF runs spans downward, DIT upward. Every twiddle these
+// stages use is a power of omega_{2^lg_c}; the block first copies omega_{2^lg_c}^k, k < blockDim,
+// into shared memory (the same 2^(lg_c-1) table entries for every block, so they come from L2).
 template <bool DIF>
 __global__ void smem_stages(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_c) {
     extern __shared__ fr_t sh[];
     const uint32_t half = 1u << (lg_c - 1);
+    fr_t *sw = sh + 2 * half;
     const uint32_t t = threadIdx.x;
     fr_t *chunk = a + ((size_t)blockIdx.x << lg_c);
     sh[t] = chunk[t];
     sh[t + half] = chunk[t + half];
+    sw[t] = tw[(size_t)t << (lg_n - lg_c)];
     __syncthreads();
     for (uint32_t step = 0; step < lg_c; step++) {
         const uint32_t lg_h = DIF ? lg_c - 1 - step : step;
         const uint32_t h = 1u << lg_h;
         const uint32_t j = t & (h - 1);
         const uint32_t k = ((t >> lg_h) << (lg_h + 1)) | j;
-        const fr_t w = tw[(size_t)j << (lg_n - 1 - lg_h)];
+        const fr_t w = sw[j << (lg_c - 1 - lg_h)];
         fr_t u = sh[k], v = sh[k + h];
         if (DIF) {
             sh[k] = u + v;
@@ -190,6 +225,9 @@ tables small_tables(const snarkd_ntt_domain *d) {
     return {s, s + m, s + 2 * m, s + 3 * m, s + 4 * m, s + 5 * m, s + 6 * m, s + 7 * m};
 }
 
+// Shared memory of smem_stages: the chunk and half as many twiddles.
+size_t smem_bytes(uint32_t lg_c) { return (sizeof(fr_t) << lg_c) + (sizeof(fr_t) << (lg_c - 1)); }
+
 unsigned blocks_for(size_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
 
 fr_t load_fr(const uint64_t v[4]) {
@@ -236,7 +274,7 @@ snarkd_status run_dif(fr_t *a, const fr_t *tw, uint32_t lg_n, cudaStream_t st) {
         snarkd_status s = global_passes(a, tw, lg_n, (int)lg_n - 1, (int)lg_c, true, st);
         if (s != SNARKD_OK) return s;
     }
-    smem_stages<true><<<(unsigned)(1u << (lg_n - lg_c)), 1u << (lg_c - 1), sizeof(fr_t) << lg_c,
+    smem_stages<true><<<(unsigned)(1u << (lg_n - lg_c)), 1u << (lg_c - 1), smem_bytes(lg_c),
                         st>>>(a, tw, lg_n, lg_c);
     SNARKD_CHECK(cudaGetLastError());
     return SNARKD_OK;
@@ -245,7 +283,7 @@ snarkd_status run_dif(fr_t *a, const fr_t *tw, uint32_t lg_n, cudaStream_t st) {
 // DIT over all stages: bit-reversed in, natural out.
 snarkd_status run_dit(fr_t *a, const fr_t *tw, uint32_t lg_n, cudaStream_t st) {
     uint32_t lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
-    smem_stages<false><<<(unsigned)(1u << (lg_n - lg_c)), 1u << (lg_c - 1), sizeof(fr_t) << lg_c,
+    smem_stages<false><<<(unsigned)(1u << (lg_n - lg_c)), 1u << (lg_c - 1), smem_bytes(lg_c),
                          st>>>(a, tw, lg_n, lg_c);
     SNARKD_CHECK(cudaGetLastError());
     if (lg_n > lg_c) return global_passes(a, tw, lg_n, (int)lg_n - 1, (int)lg_c, false, st);
