@@ -26,7 +26,7 @@ func ExampleNewScheduler() {
 		Points: [5]uint64{n - 1, n - n/16, n - n/32, n / 4, n / 4}}
 	prove := func(ctx context.Context, run *gpu.Run) error {
 		// Upload a, b and c into the plan's buffers before taking the kernel lock.
-		for _, name := range []string{"a", "b", "c"}[:run.Plan.Prestaged] {
+		for _, name := range run.Plan.PrestagedBuffers() {
 			dst, size, err := run.Buffer(name)
 			if err != nil {
 				return err

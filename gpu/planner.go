@@ -220,6 +220,10 @@ type Plan struct {
 	Prestaged int
 	// ScalarsOnDevice: the L/A/B MSM scalars are uploaded; otherwise read from host memory.
 	ScalarsOnDevice bool
+	// ScalarBuffers: L, A and B each have a scalar buffer of their own (ScalarBuffer) outside
+	// the H phases' memory, uploaded with a, b and c; otherwise one "scalars" buffer, reloaded
+	// after each MSM.
+	ScalarBuffers bool
 	// SRSResident: the point vectors are resident (in Resident); otherwise streamed.
 	SRSResident bool
 	// ChunkLog is log2 of the points per MSM chunk.
@@ -262,8 +266,32 @@ func (p Plan) String() string {
 type Planner struct {
 	Sizer Sizer
 	// WideChunks gives the full tier with a resident SRS 2^26-point MSM chunks instead of 2^24
-	// (for a 2^27 domain): faster MSMs for about twice the arena.
+	// (for a 2^27 domain) and scalar buffers of its own for L, A and B (Plan.ScalarBuffers):
+	// faster MSMs and kernels that run back to back, for almost three times the arena.
 	WideChunks bool
+}
+
+// ScalarBuffer names the buffer of q's scalars in a plan with ScalarBuffers. B_G1 and B_G2
+// share one: their scalars are the same vector.
+func ScalarBuffer(q Query) string {
+	if q == QueryBG2 {
+		q = QueryBG1
+	}
+	return "scalars." + q.String()
+}
+
+// PrestagedBuffers names the buffers a partition uploads before its first kernel, in upload
+// order.
+func (p Plan) PrestagedBuffers() []string {
+	names := []string{"a", "b", "c"}[:p.Prestaged]
+	if p.ScalarBuffers {
+		for q := QueryL; q < QueryBG2; q++ {
+			if _, ok := p.Buffer(ScalarBuffer(q)); ok {
+				names = append(names, ScalarBuffer(q))
+			}
+		}
+	}
+	return names
 }
 
 // chunkLog is the MSM chunk size of a tier: 2^24, 2^22 and 2^20 points for a 2^27 domain,
@@ -294,7 +322,8 @@ func SRSKey(srs string, q Query) string { return fmt.Sprintf("srs/%s/%s", srs, q
 //	H MSM:   a (H scalars) | msm.h  (D + WS_H)
 //	L/A/B:   scalars | msm          (S + max WS_q), S = max points × 32 when ScalarsOnDevice
 //
-// and Peak is the largest phase.
+// and Peak is the largest phase. With wide chunks the scalars of L, A and B have buffers of
+// their own above all three phases (Peak = largest phase + their sum).
 func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 	sz := pl.Sizer
 	if sz == nil {
@@ -353,11 +382,34 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 			p.MSMFlags[q] |= MSMScalarsOnHost
 		}
 	}
-	if scal > 0 {
-		p.Buffers = append(p.Buffers, Buffer{Name: "scalars", Offset: 0, Size: scal})
+	switch {
+	case wide:
+		// Every query's scalars above the memory of all phases: uploaded with a, b and c, so
+		// the partition's kernels need no upload between them. A worker's uploads then come
+		// in one block, which the other worker's kernels hide; with one upload before each
+		// of the L, A and B MSMs, both workers' uploads kept meeting, the device idle.
+		p.ScalarBuffers = true
+		top := max(ntt, phaseH, ws)
+		for q := QueryL; q < QueryBG2; q++ {
+			n := s.Points[q]
+			if q == QueryBG1 {
+				n = max(n, s.Points[QueryBG2])
+			}
+			if n == 0 {
+				continue
+			}
+			p.Buffers = append(p.Buffers, Buffer{Name: ScalarBuffer(q), Offset: top, Size: RoundAlloc(n * FrBytes)})
+			top += RoundAlloc(n * FrBytes)
+		}
+		p.Buffers = append(p.Buffers, Buffer{Name: "msm", Offset: 0, Size: ws})
+		p.Peak = top
+	default:
+		if scal > 0 {
+			p.Buffers = append(p.Buffers, Buffer{Name: "scalars", Offset: 0, Size: scal})
+		}
+		p.Buffers = append(p.Buffers, Buffer{Name: "msm", Offset: scal, Size: ws})
+		p.Peak = max(ntt, phaseH, scal+ws)
 	}
-	p.Buffers = append(p.Buffers, Buffer{Name: "msm", Offset: scal, Size: ws})
-	p.Peak = max(ntt, phaseH, scal+ws)
 
 	p.Resident = []ResidentNeed{{Key: NTTKey(s.LogDomain), Bytes: sz.NTTDomainBytes(s.LogDomain)}}
 	if srsResident {

@@ -62,57 +62,85 @@ func TestPlanLayout(t *testing.T) {
 	} {
 		for _, res := range []bool{false, true} {
 			for tier := TierFull; tier <= TierMinimal; tier++ {
-				p := (Planner{}).Plan(s, tier, res)
-				name := fmt.Sprintf("2^%d/%s/resident=%v", s.LogDomain, tier, res)
-				if p.DomainBuffers != 3-int(tier) {
-					t.Errorf("%s: %d domain buffers", name, p.DomainBuffers)
-				}
-				var peak uint64
-				for _, ph := range phases {
-					var sum uint64
-					var bufs []Buffer
-					for _, n := range ph {
-						if b, ok := p.Buffer(n); ok {
-							bufs = append(bufs, b)
-							sum += b.Size
-						}
+				for _, wide := range []bool{false, true} {
+					p := (Planner{WideChunks: wide}).Plan(s, tier, res)
+					name := fmt.Sprintf("2^%d/%s/resident=%v/wide=%v", s.LogDomain, tier, res, wide)
+					if p.DomainBuffers != 3-int(tier) {
+						t.Errorf("%s: %d domain buffers", name, p.DomainBuffers)
 					}
-					for i := range bufs {
-						if bufs[i].Offset+bufs[i].Size > p.Peak || bufs[i].Size%AllocGranularity != 0 {
-							t.Errorf("%s: buffer %+v outside arena %d or unrounded", name, bufs[i], p.Peak)
+					// Scalar buffers of their own belong to every phase.
+					var own []string
+					if p.ScalarBuffers != (wide && res && tier == TierFull) {
+						t.Errorf("%s: ScalarBuffers = %v", name, p.ScalarBuffers)
+					}
+					if p.ScalarBuffers {
+						for q := QueryL; q < numQueries; q++ {
+							b, ok := p.Buffer(ScalarBuffer(q))
+							if ok != (s.Points[q] > 0 || (q == QueryBG1 && s.Points[QueryBG2] > 0)) && q != QueryBG2 {
+								t.Errorf("%s: buffer %s present %v", name, ScalarBuffer(q), ok)
+							}
+							if ok && b.Size < RoundAlloc(s.Points[q]*FrBytes) {
+								t.Errorf("%s: %s holds %d bytes, %s has %d points", name, b.Name, b.Size, q, s.Points[q])
+							}
+							if ok && q != QueryBG2 {
+								own = append(own, b.Name)
+							}
 						}
-						for j := i + 1; j < len(bufs); j++ {
-							if overlaps(bufs[i], bufs[j]) {
-								t.Errorf("%s: %+v overlaps %+v in one phase", name, bufs[i], bufs[j])
+						if got, want := p.PrestagedBuffers(), append([]string{"a", "b", "c"}, own...); fmt.Sprint(got) != fmt.Sprint(want) {
+							t.Errorf("%s: prestaged %v, want %v", name, got, want)
+						}
+					} else if got := p.PrestagedBuffers(); len(got) != p.Prestaged {
+						t.Errorf("%s: prestaged %v", name, got)
+					}
+					var peak uint64
+					for _, ph := range phases {
+						ph = append(append([]string(nil), ph...), own...)
+						var sum uint64
+						var bufs []Buffer
+						for _, n := range ph {
+							if b, ok := p.Buffer(n); ok {
+								bufs = append(bufs, b)
+								sum += b.Size
+							}
+						}
+						for i := range bufs {
+							if bufs[i].Offset+bufs[i].Size > p.Peak || bufs[i].Size%AllocGranularity != 0 {
+								t.Errorf("%s: buffer %+v outside arena %d or unrounded", name, bufs[i], p.Peak)
+							}
+							for j := i + 1; j < len(bufs); j++ {
+								if overlaps(bufs[i], bufs[j]) {
+									t.Errorf("%s: %+v overlaps %+v in one phase", name, bufs[i], bufs[j])
+								}
+							}
+						}
+						peak = max(peak, sum)
+					}
+					if peak != p.Peak {
+						t.Errorf("%s: Peak %d, largest phase %d", name, p.Peak, peak)
+					}
+					if a, _ := p.Buffer("a"); a.Size != RoundAlloc(s.DomainBytes()) {
+						t.Errorf("%s: a is %d bytes", name, a.Size)
+					}
+					_, hasScalars := p.Buffer("scalars")
+					hasScalars = hasScalars || len(own) > 0
+					if hasScalars != p.ScalarsOnDevice || (tier == TierFull && !hasScalars) ||
+						(p.MSMFlags[QueryL]&MSMScalarsOnHost != 0) == hasScalars {
+						t.Errorf("%s: scalars buffer %v, flags %v", name, hasScalars, p.MSMFlags)
+					}
+					wantRes := 1
+					if res {
+						for q := QueryH; q < numQueries; q++ {
+							if s.Points[q] > 0 {
+								wantRes++
 							}
 						}
 					}
-					peak = max(peak, sum)
-				}
-				if peak != p.Peak {
-					t.Errorf("%s: Peak %d, largest phase %d", name, p.Peak, peak)
-				}
-				if a, _ := p.Buffer("a"); a.Size != RoundAlloc(s.DomainBytes()) {
-					t.Errorf("%s: a is %d bytes", name, a.Size)
-				}
-				_, hasScalars := p.Buffer("scalars")
-				if hasScalars != p.ScalarsOnDevice || (tier == TierFull && !hasScalars) ||
-					(p.MSMFlags[QueryL]&MSMScalarsOnHost != 0) == hasScalars {
-					t.Errorf("%s: scalars buffer %v, flags %v", name, hasScalars, p.MSMFlags)
-				}
-				wantRes := 1
-				if res {
-					for q := QueryH; q < numQueries; q++ {
-						if s.Points[q] > 0 {
-							wantRes++
-						}
+					if len(p.Resident) != wantRes || p.Resident[0].Key != NTTKey(s.LogDomain) {
+						t.Errorf("%s: resident %v", name, p.Resident)
 					}
-				}
-				if len(p.Resident) != wantRes || p.Resident[0].Key != NTTKey(s.LogDomain) {
-					t.Errorf("%s: resident %v", name, p.Resident)
-				}
-				if (p.MSMFlags[QueryH]&MSMPointsOnHost != 0) == res {
-					t.Errorf("%s: H points on host = %v", name, !res)
+					if (p.MSMFlags[QueryH]&MSMPointsOnHost != 0) == res {
+						t.Errorf("%s: H points on host = %v", name, !res)
+					}
 				}
 			}
 			// Small shapes can make a lower tier no smaller (host staging outweighs the

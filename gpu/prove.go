@@ -305,7 +305,7 @@ func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *pa
 			_ = u.p.Wait(context.WithoutCancel(ctx))
 		}
 	}()
-	for _, name := range []string{"a", "b", "c"}[:run.Plan.Prestaged] {
+	for _, name := range run.Plan.PrestagedBuffers() {
 		ptr, size, err := run.Buffer(name)
 		if err != nil {
 			return nil, err

@@ -140,10 +140,25 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		return devRange{p, size}, err
 	}
 	// kernel runs fn under the kernel lock after the uploads into the memory it touches have
-	// completed: the kernels' streams are not ordered with the copy stream.
+	// completed: the kernels' streams are not ordered with the copy stream. With scalar
+	// buffers every upload is issued before the first kernel, and the lock is held from the
+	// first kernel to the last (Run.HoldKernels).
+	var release func()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	kernel := func(name string, touches []devRange, fn func() (time.Duration, error)) error {
 		if err := up.wait(ctx, touches...); err != nil {
 			return err
+		}
+		if plan.ScalarBuffers && release == nil {
+			r, err := run.HoldKernels(ctx)
+			if err != nil {
+				return err
+			}
+			release = r
 		}
 		return run.Kernel(ctx, name, func() error {
 			t0 := time.Now()
@@ -161,10 +176,39 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	if err != nil {
 		return nil, err
 	}
+	// With scalar buffers of their own, the L, A and B scalars go up right behind a, b and c;
+	// each MSM waits only for its own vector. B_G2 shares B_G1's buffer and, normally, its
+	// vector; a different vector is uploaded after the B_G1 MSM.
+	var staged [numQueries]bool
+	prestage := func() error {
+		if !plan.ScalarBuffers {
+			return nil
+		}
+		for q := QueryL; q < numQueries; q++ {
+			if len(in.scalars[q]) == 0 {
+				continue
+			}
+			if q == QueryBG2 {
+				staged[q] = staged[QueryBG1] && sameVector(in.scalars[QueryBG1], in.scalars[QueryBG2])
+				continue
+			}
+			r, err := buf(ScalarBuffer(q))
+			if err != nil {
+				return err
+			}
+			if err := upload("scalars "+q.String(), r.p, frBytes(in.scalars[q])); err != nil {
+				return err
+			}
+			staged[q] = true
+		}
+		return nil
+	}
 	if dom != nil {
-		if err := hStep(ctx, run, dom, in, a, buf, upload, kernel, slog); err != nil {
+		if err := hStep(ctx, run, dom, in, a, buf, upload, prestage, kernel, slog); err != nil {
 			return nil, err
 		}
+	} else if err := prestage(); err != nil {
+		return nil, err
 	}
 
 	// H MSM: scalars are the first 2^logN − 1 coefficients, left in a.
@@ -240,7 +284,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	// returned, so its kernels are done with a) or read from host memory through the MSM's
 	// staging. Each upload is issued after the previous MSM returned, for the same reason.
 	var scal DevicePtr
-	if plan.ScalarsOnDevice {
+	if plan.ScalarsOnDevice && !plan.ScalarBuffers {
 		r, err := buf("scalars")
 		if err != nil {
 			return nil, err
@@ -250,7 +294,18 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	var uploaded []fr.Element
 	for q := QueryL; q < numQueries; q++ {
 		var dev DevicePtr
-		if scal != 0 && len(in.scalars[q]) > 0 {
+		if plan.ScalarBuffers && len(in.scalars[q]) > 0 {
+			r, err := buf(ScalarBuffer(q))
+			if err != nil {
+				return nil, err
+			}
+			if !staged[q] {
+				if err := upload("scalars "+q.String(), r.p, frBytes(in.scalars[q])); err != nil {
+					return nil, err
+				}
+			}
+			dev = r.p
+		} else if scal != 0 && len(in.scalars[q]) > 0 {
 			// B_G1 and B_G2 share one scalar vector: upload it once.
 			if !sameVector(uploaded, in.scalars[q]) {
 				if err := upload("scalars "+q.String(), scal, frBytes(in.scalars[q])); err != nil {
@@ -276,9 +331,17 @@ func sameVector(a, b []fr.Element) bool {
 // (each vector goes to the coset on the device and back; the pointwise step runs on the CPU).
 // Every upload into a buffer that an earlier kernel used is issued after that kernel returned
 // (the native kernels finish their work before they return).
+//
+// prestage runs once, after the vectors that go up before the first kernel (all three with
+// three buffers) and before anything else.
 func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a devRange,
-	buf func(string) (devRange, error), upload func(string, DevicePtr, []byte) error,
+	buf func(string) (devRange, error), upload func(string, DevicePtr, []byte) error, prestage func() error,
 	kernel func(string, []devRange, func() (time.Duration, error)) error, slog *stageLog) error {
+	if run.Plan.DomainBuffers != 3 {
+		if err := prestage(); err != nil {
+			return err
+		}
+	}
 	switch run.Plan.DomainBuffers {
 	case 3:
 		b, err := buf("b")
@@ -298,6 +361,9 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			if err := upload(u.name, u.dst, frBytes(u.v)); err != nil {
 				return err
 			}
+		}
+		if err := prestage(); err != nil {
+			return err
 		}
 		return kernel("ntt h", []devRange{a, b, c}, func() (time.Duration, error) { return dom.ComputeH(ctx, a.p, b.p, c.p) })
 	case 2:

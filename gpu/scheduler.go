@@ -742,6 +742,7 @@ type Run struct {
 	Pinned  *PinnedPool
 	grant   *Grant
 	kernel  chan struct{}
+	held    bool // HoldKernels holds the kernel lock for this run
 }
 
 // Buffer returns the device address and size of one of the plan's arena buffers.
@@ -763,6 +764,9 @@ func (r *Run) Resident(key string) (*ResidentVector, error) { return r.grant.Res
 // Kernel runs fn under the device's kernel lock. Hold it only around kernel work: uploads and
 // CPU work of one partition overlap another's kernels.
 func (r *Run) Kernel(ctx context.Context, name string, fn func() error) error {
+	if r.held {
+		return r.Device.Launch(ctx, name, fn)
+	}
 	select {
 	case r.kernel <- struct{}{}:
 	case <-ctx.Done():
@@ -770,6 +774,30 @@ func (r *Run) Kernel(ctx context.Context, name string, fn func() error) error {
 	}
 	defer func() { <-r.kernel }()
 	return r.Device.Launch(ctx, name, fn)
+}
+
+// HoldKernels takes the device's kernel lock until release is called (release is idempotent;
+// while held, another HoldKernels returns a release that does nothing); this run's Kernel
+// calls in between do not queue for it again. For a partition whose inputs
+// are all on the device: its kernels then run as one block while the other workers upload,
+// instead of alternating with theirs kernel by kernel, which keeps the workers in step and
+// makes them upload at the same time, the device idle. A Run is used by one goroutine.
+func (r *Run) HoldKernels(ctx context.Context) (release func(), err error) {
+	if r.held {
+		return func() {}, nil
+	}
+	select {
+	case r.kernel <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	r.held = true
+	return func() {
+		if r.held {
+			r.held = false
+			<-r.kernel
+		}
+	}, nil
 }
 
 // Upload copies src into device memory at dst.

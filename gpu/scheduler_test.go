@@ -53,7 +53,7 @@ func (sp *simProver) work(ctx context.Context, run *Run) error {
 			}
 		}
 	}()
-	for _, name := range []string{"a", "b", "c"}[:run.Plan.Prestaged] {
+	for _, name := range run.Plan.PrestagedBuffers() {
 		ptr, size, err := run.Buffer(name)
 		if err != nil {
 			return err
@@ -894,4 +894,65 @@ func TestSchedulerMixedCards(t *testing.T) {
 		t.Fatalf("Prove of a partition no card can hold = %v, want *FitError", err)
 	}
 	checkIdle(t, s, small, big)
+}
+
+// TestRunHoldKernels: while one run holds the kernel lock, its own kernels run and another
+// worker's kernel waits; after release the other kernel runs.
+func TestRunHoldKernels(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 8 << 30})
+	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2}, dev)
+	held, release := make(chan struct{}), make(chan struct{})
+	var otherRan, ownRan atomic.Bool
+	done := make(chan error, 2)
+	go func() {
+		_, err := s.Prove(context.Background(), Partition{JobID: "holder", Kind: KindPoRep, Shape: shapeSmall},
+			func(ctx context.Context, run *Run) error {
+				rel, err := run.HoldKernels(ctx)
+				if err != nil {
+					return err
+				}
+				defer rel()
+				// A second hold while held is a no-op, its release too.
+				rel2, err := run.HoldKernels(ctx)
+				if err != nil {
+					return err
+				}
+				rel2()
+				close(held)
+				<-release
+				if err := run.Kernel(ctx, "own", func() error { ownRan.Store(true); return nil }); err != nil {
+					return err
+				}
+				if otherRan.Load() {
+					return errors.New("another worker's kernel ran while the lock was held")
+				}
+				rel()
+				rel() // idempotent
+				return nil
+			})
+		done <- err
+	}()
+	<-held
+	go func() {
+		_, err := s.Prove(context.Background(), Partition{JobID: "other", Kind: KindPoRep, Shape: shapeSmall},
+			func(ctx context.Context, run *Run) error {
+				return run.Kernel(ctx, "other", func() error { otherRan.Store(true); return nil })
+			})
+		done <- err
+	}()
+	// The other partition is admitted and reaches its kernel; it must still be waiting.
+	time.Sleep(50 * time.Millisecond)
+	if otherRan.Load() {
+		t.Fatal("kernel ran while another run held the lock")
+	}
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !ownRan.Load() || !otherRan.Load() {
+		t.Fatalf("own kernel ran %v, other %v", ownRan.Load(), otherRan.Load())
+	}
+	checkIdle(t, s, dev)
 }
