@@ -28,6 +28,8 @@ const (
 	opG1Mix
 	opG2MAdd
 	opG2Mix
+	opFrSqr
+	opFpSqr
 )
 
 // TestLayouts proves that the native types have gnark-crypto's sizes; the arithmetic tests
@@ -160,7 +162,7 @@ func testArith(t *testing.T, r arithRunner) {
 	b[4].SetInt64(-1)
 	b[5] = a[5]
 	out := make([]fr.Element, n)
-	for _, op := range []int{opFrMul, opFrAdd, opFrSub, opFrFromMont} {
+	for _, op := range []int{opFrMul, opFrAdd, opFrSub, opFrFromMont, opFrSqr} {
 		r.run(op, unsafe.Pointer(&a[0]), unsafe.Pointer(&b[0]), unsafe.Pointer(&out[0]), 32, 32, n)
 		for i := range a {
 			var want fr.Element
@@ -173,6 +175,8 @@ func testArith(t *testing.T, r arithRunner) {
 				want.Sub(&a[i], &b[i])
 			case opFrFromMont:
 				want = fr.Element(a[i].Bits())
+			case opFrSqr:
+				want.Square(&a[i])
 			}
 			if out[i] != want {
 				t.Fatalf("fr op %d, input %d: got %v want %v", op, i, out[i], want)
@@ -186,7 +190,7 @@ func testArith(t *testing.T, r arithRunner) {
 	x[2].SetInt64(-1)
 	y[2].SetInt64(-1)
 	outp := make([]fp.Element, n)
-	for _, op := range []int{opFpMul, opFpAdd, opFpSub} {
+	for _, op := range []int{opFpMul, opFpAdd, opFpSub, opFpSqr} {
 		r.run(op, unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&outp[0]), 48, 48, n)
 		for i := range x {
 			var want fp.Element
@@ -197,6 +201,8 @@ func testArith(t *testing.T, r arithRunner) {
 				want.Add(&x[i], &y[i])
 			case opFpSub:
 				want.Sub(&x[i], &y[i])
+			case opFpSqr:
+				want.Square(&x[i])
 			}
 			if outp[i] != want {
 				t.Fatalf("fp op %d, input %d: got %v want %v", op, i, outp[i], want)

@@ -37,6 +37,12 @@ SNARKD_HD void apply(int op, const void *a, const void *b, void *out, size_t i) 
         case SNARKD_ARITH_FR_FROM_MONT:
             ((fr_t *)out)[i] = ((const fr_t *)a)[i].from_mont();
             break;
+        case SNARKD_ARITH_FR_SQR:
+            ((fr_t *)out)[i] = ((const fr_t *)a)[i].sqr();
+            break;
+        case SNARKD_ARITH_FP_SQR:
+            ((fp_t *)out)[i] = ((const fp_t *)a)[i].sqr();
+            break;
         case SNARKD_ARITH_FP_MUL:
             ((fp_t *)out)[i] = ((const fp_t *)a)[i] * ((const fp_t *)b)[i];
             break;
@@ -84,7 +90,7 @@ __global__ void arith_kernel(int op, const void *a, const void *b, void *out, si
 extern "C" snarkd_status snarkd_arith_test(int32_t ordinal, int32_t on_device, int32_t op,
                                            const void *a, const void *b, void *out,
                                            size_t count) {
-    if (op < SNARKD_ARITH_FR_MUL || op > SNARKD_ARITH_G2_MIX || a == nullptr || b == nullptr ||
+    if (op < SNARKD_ARITH_FR_MUL || op > SNARKD_ARITH_FP_SQR || a == nullptr || b == nullptr ||
         out == nullptr) {
         snarkd::set_last_error("arith_test: bad op %d or null buffer", op);
         return SNARKD_ERR_INVALID_ARGUMENT;
