@@ -15,6 +15,9 @@ NATIVE_SRC := $(wildcard native/*.cu)
 NATIVE_HDR := $(wildcard native/*.h native/*.cuh)
 NATIVE_OBJ := $(patsubst native/%.cu,native/build/%.o,$(NATIVE_SRC))
 NATIVE_LIB := native/build/libsnarkd_native.a
+# cuda link flags carry the native library's hash (gpu.NativeLib): Go's build cache does not look
+# at the library, and without it a rebuilt library could leave a cached binary on the old one.
+CUDA_LDFLAGS = $(LDFLAGS) -X github.com/snarkd/snarkd/gpu.NativeLib=$(shell sha256sum $(NATIVE_LIB) | cut -c1-16)
 
 .PHONY: all build run demo test lint cuda native gpu-bundle clean help proto
 
@@ -61,7 +64,7 @@ $(NATIVE_LIB): $(NATIVE_OBJ)
 native: $(NATIVE_LIB)
 
 cuda: $(NATIVE_LIB)
-	CGO_ENABLED=1 $(GO) build -trimpath -tags cuda -ldflags "$(LDFLAGS)" -o bin/snarkd-cuda ./cmd/snarkd
+	CGO_ENABLED=1 $(GO) build -trimpath -tags cuda -ldflags "$(CUDA_LDFLAGS)" -o bin/snarkd-cuda ./cmd/snarkd
 
 # Test and benchmark binaries for a GPU host, which has no Go toolchain: copy gpubundle/ there
 # (or carry it) and run gpubundle/run.sh.
@@ -71,7 +74,7 @@ gpu-bundle: $(NATIVE_LIB) cuda
 	for p in $$pkgs; do \
 		name=$$(echo $$p | sed 's|github.com/snarkd/snarkd/||; s|/|_|g'); \
 		echo "test binary $$name"; \
-		CGO_ENABLED=1 $(GO) test -c -tags cuda -ldflags "$(LDFLAGS)" -o gpubundle/$$name.test $$p || exit 1; \
+		CGO_ENABLED=1 $(GO) test -c -tags cuda -ldflags "$(CUDA_LDFLAGS)" -o gpubundle/$$name.test $$p || exit 1; \
 	done
 	cp bin/snarkd-cuda gpubundle/
 	cp scripts/gpu-bundle-run.sh gpubundle/run.sh

@@ -2,6 +2,11 @@ package gpu
 
 import "fmt"
 
+// NativeLib is the start of the SHA-256 of the native CUDA library linked in, set by the
+// Makefile's cuda builds (empty otherwise). Go's build cache does not hash the library: the
+// hash in the link flags is also what relinks a binary after only the library changed.
+var NativeLib string
+
 // Devices lists every visible device. A build without CUDA returns an empty list.
 func Devices() ([]DeviceInfo, error) {
 	n, err := DeviceCount()

@@ -160,7 +160,7 @@ func runCommand() *cli.Command {
 				log.Warnw("API listening on a non-loopback address; anyone who can reach it can read job metadata without a token (proving needs a write token)", "listen", addr.String())
 			}
 			log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", backend,
-				"listen", addr.String())
+				"native", gpu.NativeLib, "listen", addr.String())
 			fmt.Fprintf(c.App.Writer, "snarkd %s listening on http://%s%s (backend %s)\n",
 				buildinfo.String(), addr, plugin.RPCPath, opts.BackendName)
 			fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", writeTok, info)
