@@ -267,7 +267,7 @@ type Planner struct {
 	Sizer Sizer
 	// WideChunks gives the full tier with a resident SRS 2^26-point MSM chunks instead of 2^24
 	// (for a 2^27 domain) and scalar buffers of its own for L, A and B (Plan.ScalarBuffers):
-	// faster MSMs and kernels that run back to back, for almost three times the arena.
+	// faster MSMs and kernels that run back to back, for about 2.5 times the arena.
 	WideChunks bool
 }
 

@@ -657,8 +657,13 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 
 		err = g.Prepare()
 		if err == nil {
-			err = callWork(ctx, it.work, &Run{Partition: p, Device: d.dev, Ordinal: d.ordinal, Plan: plan,
-				Attempt: res.Attempts, Pinned: s.pinned, grant: g, kernel: d.kernel})
+			run := &Run{Partition: p, Device: d.dev, Ordinal: d.ordinal, Plan: plan,
+				Attempt: res.Attempts, Pinned: s.pinned, grant: g, kernel: d.kernel}
+			err = callWork(ctx, it.work, run)
+			if run.releaseHold() {
+				log.Warnw("work function returned holding the kernel lock; released it", "device", d.ordinal,
+					"job", p.JobID, "partition", p.Index)
+			}
 		}
 		g.Release()
 		d.setWorker(w, busy(w, p))
@@ -776,9 +781,9 @@ func (r *Run) Kernel(ctx context.Context, name string, fn func() error) error {
 	return r.Device.Launch(ctx, name, fn)
 }
 
-// HoldKernels takes the device's kernel lock until release is called (release is idempotent;
-// while held, another HoldKernels returns a release that does nothing); this run's Kernel
-// calls in between do not queue for it again. For a partition whose inputs
+// HoldKernels takes the device's kernel lock until release is called, or the work function
+// returns (release is idempotent; while held, another HoldKernels returns a release that does
+// nothing); this run's Kernel calls in between do not queue for it again. For a partition whose inputs
 // are all on the device: its kernels then run as one block while the other workers upload,
 // instead of alternating with theirs kernel by kernel, which keeps the workers in step and
 // makes them upload at the same time, the device idle. A Run is used by one goroutine.
@@ -792,12 +797,25 @@ func (r *Run) HoldKernels(ctx context.Context) (release func(), err error) {
 		return nil, ctx.Err()
 	}
 	r.held = true
+	released := false
 	return func() {
-		if r.held {
-			r.held = false
-			<-r.kernel
+		if !released {
+			released = true
+			r.releaseHold()
 		}
 	}, nil
+}
+
+// releaseHold gives back the lock HoldKernels took, if it is still held. The scheduler calls it
+// after every work function, so one that returns (or panics) holding the lock cannot stop the
+// device's other workers for good.
+func (r *Run) releaseHold() bool {
+	if !r.held {
+		return false
+	}
+	r.held = false
+	<-r.kernel
+	return true
 }
 
 // Upload copies src into device memory at dst.

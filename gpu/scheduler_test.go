@@ -933,15 +933,18 @@ func TestRunHoldKernels(t *testing.T) {
 		done <- err
 	}()
 	<-held
+	reached := make(chan struct{})
 	go func() {
 		_, err := s.Prove(context.Background(), Partition{JobID: "other", Kind: KindPoRep, Shape: shapeSmall},
 			func(ctx context.Context, run *Run) error {
+				close(reached)
 				return run.Kernel(ctx, "other", func() error { otherRan.Store(true); return nil })
 			})
 		done <- err
 	}()
-	// The other partition is admitted and reaches its kernel; it must still be waiting.
-	time.Sleep(50 * time.Millisecond)
+	// The other partition was admitted and is at its kernel; it must still be waiting.
+	<-reached
+	time.Sleep(20 * time.Millisecond)
 	if otherRan.Load() {
 		t.Fatal("kernel ran while another run held the lock")
 	}
@@ -953,6 +956,38 @@ func TestRunHoldKernels(t *testing.T) {
 	}
 	if !ownRan.Load() || !otherRan.Load() {
 		t.Fatalf("own kernel ran %v, other %v", ownRan.Load(), otherRan.Load())
+	}
+	checkIdle(t, s, dev)
+}
+
+// TestRunHoldKernelsReleasedAfterWork: a work function that returns, or panics, holding the
+// kernel lock does not keep the device's other partitions from running.
+func TestRunHoldKernelsReleasedAfterWork(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 8 << 30})
+	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 1}, dev)
+	for i, work := range []WorkFunc{
+		func(ctx context.Context, run *Run) error { _, err := run.HoldKernels(ctx); return err },
+		func(ctx context.Context, run *Run) error {
+			if _, err := run.HoldKernels(ctx); err != nil {
+				return err
+			}
+			panic("work function bug")
+		},
+	} {
+		_, err := s.Prove(context.Background(), Partition{JobID: fmt.Sprint("leaky-", i), Kind: KindPoRep, Shape: shapeSmall}, work)
+		if (i == 1) != (err != nil) {
+			t.Fatalf("work %d: %v", i, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ran := false
+		_, err = s.Prove(ctx, Partition{JobID: fmt.Sprint("next-", i), Kind: KindPoRep, Shape: shapeSmall},
+			func(ctx context.Context, run *Run) error {
+				return run.Kernel(ctx, "next", func() error { ran = true; return nil })
+			})
+		cancel()
+		if err != nil || !ran {
+			t.Fatalf("after work %d kept the lock: ran %v, %v", i, ran, err)
+		}
 	}
 	checkIdle(t, s, dev)
 }

@@ -4,11 +4,11 @@
 // transforms of the H step decimation in time (bit-reversed in, natural out). Stages whose
 // butterfly span is at least 2^SMEM_LG run as global passes of RADIX_LG stages each (every
 // thread holds 2^RADIX_LG elements in registers); the last SMEM_LG stages run in shared memory on
-// contiguous chunks. Twiddles come from full tables omega^k, k < n/2, expanded once per domain:
-// a global pass loads one per thread and derives the others of its R stages from it and from
-// roots of unity of order up to 2^R (reading them all from the 2^(n-1)-entry table scattered
-// loads across gigabytes); the shared-memory stages read theirs from a copy of the 2^(SMEM_LG-1)
-// they use, loaded into shared memory once per block.
+// contiguous chunks. Twiddles come from full tables omega^k, k < n/2, expanded once per domain.
+// A global pass loads one twiddle of its own per thread and derives the others of its R stages
+// from it and from a few roots of unity that every thread shares (reading each from the table
+// meant 2^R - 1 loads per thread scattered over gigabytes). The shared-memory stages read theirs
+// from a copy of the 2^(SMEM_LG-1) they use, loaded into shared memory once per block.
 #include <algorithm>
 
 #include "field.cuh"
@@ -23,9 +23,8 @@ using namespace snarkd;
 
 constexpr int SMEM_LG = 10;  // elements per shared-memory chunk: 2^10 (32 KiB, and 16 KiB of twiddles)
 constexpr int GLOBAL_THREADS = 256;
-// Radix-8 passes hold 8 elements per thread (about 138 registers uncapped: one 256-thread block
-// per SM); 128-thread blocks capped at 168 registers fit three (at 128 registers the pass
-// twiddles spill).
+// Radix-8 passes hold 8 elements and the stage's twiddles per thread: 128-thread blocks capped at
+// 168 registers fit three per SM without spills (at 128 registers the twiddles spilled).
 constexpr int PASS_THREADS = 128;
 constexpr int PASS_MIN_BLOCKS = 3;
 
