@@ -122,10 +122,44 @@ type Sizer interface {
 // docs/scheduler.md.
 type ModelSizer struct{}
 
-// NTTDomainBytes: forward and inverse twiddles (n/2 Fr each) plus 8 tables of 2^ceil(lg/2) Fr.
+// NTTDomainBytes: forward and inverse twiddles (n/2 Fr each), 8 tables of 2^ceil(lg/2) Fr and
+// the twiddle tables of the global passes with small spans.
 func (ModelSizer) NTTDomainBytes(logN uint32) uint64 {
 	split := (logN + 1) / 2
-	return FrBytes<<logN + 8*FrBytes<<split
+	return FrBytes<<logN + 8*FrBytes<<split + FrBytes*nttPassTableFr(logN)
+}
+
+// nttPassTableFr mirrors native for_each_pass_table: the spans above the 2^10-element
+// shared-memory chunks run as global passes of up to 3 stages (DIF from the top, DIT from the
+// bottom); a pass whose smallest span is at most 2^16 has a table of (2^r - 1) << lgLow Fr, for
+// the forward DIF, inverse DIF and forward DIT transforms.
+func nttPassTableFr(logN uint32) uint64 {
+	const chunkLg, tableLg = 10, 16
+	if logN <= chunkLg {
+		return 0
+	}
+	var total uint64
+	for _, dif := range []bool{true, true, false} {
+		cur := chunkLg
+		if dif {
+			cur = int(logN) - 1
+		}
+		for remaining := int(logN) - chunkLg; remaining > 0; {
+			r := min(remaining, 3)
+			lgLow := cur
+			if dif {
+				lgLow = cur - r + 1
+				cur -= r
+			} else {
+				cur += r
+			}
+			if lgLow <= tableLg {
+				total += (1<<r - 1) << lgLow
+			}
+			remaining -= r
+		}
+	}
+	return total
 }
 
 // MSMWindowBits is the Pippenger window the kernels use for a chunk of 2^lg points (native

@@ -1,15 +1,17 @@
 // Radix-2 NTT over BLS12-381 Fr on device buffers, in place.
 //
-// Forward transforms run decimation in frequency (natural in, bit-reversed out), inverse
-// transforms of the H step decimation in time (bit-reversed in, natural out). Stages whose
-// butterfly span is at least 2^SMEM_LG run as global passes of RADIX_LG stages each (every
-// thread holds 2^RADIX_LG elements in registers); the last SMEM_LG stages run in shared memory on
-// contiguous chunks. Twiddles come from full tables omega^k, k < n/2, expanded once per domain.
-// A global pass loads one twiddle of its own per thread and derives the others of its R stages
-// from it and from a few roots of unity that every thread shares (reading each from the table
-// meant 2^R - 1 loads per thread scattered over gigabytes). The shared-memory stages read theirs
-// from a copy of the 2^(SMEM_LG-1) they use, loaded into shared memory once per block.
+// Transforms run decimation in frequency (natural in, bit-reversed out), then a bit reversal
+// where natural order is wanted. The H step's evaluations-to-coset transform runs the inverse
+// DIF, scales, and goes back to natural order by a forward decimation in time. Stages whose
+// butterfly span is at least 2^SMEM_LG run as global passes of up to 3 stages (each thread holds
+// 8 elements in registers); the last SMEM_LG stages run on contiguous chunks in shared memory
+// (chunk_stages). Twiddles: tables omega^k, k < n/2, expanded once per domain. A global pass
+// whose smallest span is at most 2^PASS_TABLE_LG reads its twiddles from a table of its own,
+// built with the domain (coalesced loads); the others load one twiddle per thread and derive the
+// rest with 6 products (loading all 7 from the big table scatters them over gigabytes).
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "field.cuh"
 #include "error.cuh"
@@ -21,7 +23,7 @@ snarkd_status select_device(int32_t ordinal);
 namespace {
 using namespace snarkd;
 
-constexpr int SMEM_LG = 10;  // elements per shared-memory chunk: 2^10 (32 KiB, and 16 KiB of twiddles)
+constexpr int SMEM_LG = 10;  // elements per shared-memory chunk: 2^10 (32 KiB)
 constexpr int GLOBAL_THREADS = 256;
 // Radix-8 passes hold 8 elements and the stage's twiddles per thread: 128-thread blocks capped at
 // 168 registers fit three per SM without spills (at 128 registers the twiddles spilled).
@@ -60,9 +62,21 @@ __device__ __forceinline__ void stage_twiddles(fr_t (&w)[1 << (R - 1)], const fr
         if (m < (1 << d)) w[m] = ud * tw[(size_t)m << (lg_n - 1 - d)];
 }
 
-// One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low.
+// The twiddles of stage d of a pass from its table (a pass with a table of its own, see
+// pass_tables): w[m] = tab[(2^d - 1 + m) << lg_low | low], m < 2^d.
 template <int R>
-__global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
+__device__ __forceinline__ void table_twiddles(fr_t (&w)[1 << (R - 1)], const fr_t *tab, int d,
+                                               uint32_t lg_low, size_t low) {
+#pragma unroll
+    for (int m = 0; m < (1 << (R - 1)); m++)
+        if (m < (1 << d)) w[m] = tab[((size_t)((1 << d) - 1 + m) << lg_low) | low];
+}
+
+// One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low. With TAB the
+// twiddles come from the pass's table, otherwise from tw and products.
+template <int R, bool TAB>
+__global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
+    dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ((size_t)1 << (lg_n - R))) return;
     size_t low = t & (((size_t)1 << lg_low) - 1);
@@ -70,13 +84,17 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dif_pass(fr_t *
     fr_t x[1 << R];
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) x[k] = a[base + ((size_t)k << lg_low)];
-    fr_t u = pass_base(tw, lg_n, lg_low, R, low);  // u_d for the current stage
+    fr_t u;  // u_d for the current stage
+    if (!TAB) u = pass_base(tw, lg_n, lg_low, R, low);
 #pragma unroll
     for (int s = 0; s < R; s++) {
         const int d = R - 1 - s;
         const int hs = 1 << d;
         fr_t w[1 << (R - 1)];
-        stage_twiddles<R>(w, u, d, tw, lg_n);
+        if (TAB)
+            table_twiddles<R>(w, tab, d, lg_low, low);
+        else
+            stage_twiddles<R>(w, u, d, tw, lg_n);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
@@ -84,15 +102,16 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dif_pass(fr_t *
             x[k] = p + q;
             x[k + hs] = (p - q) * w[k & (hs - 1)];
         }
-        if (d > 0) u = u * u;
+        if (!TAB && d > 0) u = u * u;
     }
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) a[base + ((size_t)k << lg_low)] = x[k];
 }
 
 // One global pass of R DIT stages: spans 2^lg_low up to 2^(lg_low + R - 1).
-template <int R>
-__global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dit_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low) {
+template <int R, bool TAB>
+__global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
+    dit_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ((size_t)1 << (lg_n - R))) return;
     size_t low = t & (((size_t)1 << lg_low) - 1);
@@ -102,14 +121,19 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dit_pass(fr_t *
     for (int k = 0; k < (1 << R); k++) x[k] = a[base + ((size_t)k << lg_low)];
     // Stages run d = 0 .. R-1 and need u^(2^(R-1)) first: keep the squares.
     fr_t ud[R];
-    ud[R - 1] = pass_base(tw, lg_n, lg_low, R, low);
+    if (!TAB) {
+        ud[R - 1] = pass_base(tw, lg_n, lg_low, R, low);
 #pragma unroll
-    for (int d = R - 2; d >= 0; d--) ud[d] = ud[d + 1] * ud[d + 1];
+        for (int d = R - 2; d >= 0; d--) ud[d] = ud[d + 1] * ud[d + 1];
+    }
 #pragma unroll
     for (int d = 0; d < R; d++) {
         const int hs = 1 << d;
         fr_t w[1 << (R - 1)];
-        stage_twiddles<R>(w, ud[d], d, tw, lg_n);
+        if (TAB)
+            table_twiddles<R>(w, tab, d, lg_low, low);
+        else
+            stage_twiddles<R>(w, ud[d], d, tw, lg_n);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
@@ -123,54 +147,181 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS) dit_pass(fr_t *
     for (int k = 0; k < (1 << R); k++) a[base + ((size_t)k << lg_low)] = x[k];
 }
 
-// The stages with spans 2^(lg_c - 1) .. 1 on chunks of 2^lg_c contiguous elements, in shared
-// memory. blockDim.x = 2^(lg_c - 1). DIF runs spans downward, DIT upward. Every twiddle these
-// stages use is a power of omega_{2^lg_c}; the block first copies omega_{2^lg_c}^k, k < blockDim,
-// into shared memory (the same 2^(lg_c-1) table entries for every block, so they come from L2).
-template <bool DIF>
-__global__ void smem_stages(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_c) {
-    extern __shared__ fr_t sh[];
-    const uint32_t half = 1u << (lg_c - 1);
-    fr_t *sw = sh + 2 * half;
-    const uint32_t t = threadIdx.x;
-    fr_t *chunk = a + ((size_t)blockIdx.x << lg_c);
-    sh[t] = chunk[t];
-    sh[t + half] = chunk[t + half];
-    sw[t] = tw[(size_t)t << (lg_n - lg_c)];
-    __syncthreads();
-    for (uint32_t step = 0; step < lg_c; step++) {
-        const uint32_t lg_h = DIF ? lg_c - 1 - step : step;
-        const uint32_t h = 1u << lg_h;
-        const uint32_t j = t & (h - 1);
-        const uint32_t k = ((t >> lg_h) << (lg_h + 1)) | j;
-        const fr_t w = sw[j << (lg_c - 1 - lg_h)];
-        fr_t u = sh[k], v = sh[k + h];
-        if (DIF) {
-            sh[k] = u + v;
-            sh[k + h] = (u - v) * w;
-        } else {
-            v = v * w;
-            sh[k] = u + v;
-            sh[k + h] = u - v;
-        }
-        __syncthreads();
-    }
-    chunk[t] = sh[t];
-    chunk[t + half] = sh[t + half];
+// tab[(2^d - 1 + m) << lg_low | low] = omega_{2^(lg_low+d+1)}^(low + m * 2^lg_low), the twiddle
+// of stage d, butterfly m of a pass (tw[e] = omega_n^e), for every low < 2^lg_low.
+__global__ void build_pass_table(fr_t *tab, const fr_t *tw, uint32_t lg_n, uint32_t lg_low,
+                                 uint32_t r) {
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (((size_t)1 << r) - 1) << lg_low) return;
+    const uint32_t q = (uint32_t)(i >> lg_low);
+    const size_t low = i & (((size_t)1 << lg_low) - 1);
+    const uint32_t d = 31 - __clz(q + 1), m = q + 1 - (1u << d);
+    tab[i] = tw[(low + ((size_t)m << lg_low)) << (lg_n - lg_low - d - 1)];
 }
 
-// Multiplies element p by c * x^e(p), x^e = hi[e >> ls] * lo[e & mask], where e(p) = p or
-// bitrev(p). lo/hi may be null (then only c is applied).
-__global__ void scale_powers(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t *hi, uint32_t ls,
-                             bool rev, fr_t c) {
+// The stages with spans 2^(lg_c - 1) .. 1 run on chunks of 2^lg_c contiguous elements in shared
+// memory, three stages at a time in registers (each thread holds 8 elements per round), so a
+// chunk needs 4 rounds through shared memory instead of 10. Shared memory holds the chunk as two
+// planes of 16-byte halves (a warp's contiguous elements then fill whole 128-byte wavefronts),
+// with one padding slot per 8 elements against bank conflicts in the small-span rounds, and the
+// level tables L_s[m] = omega_{2^(s+1)}^m, m <= 2^s (L_s[2^s] = -1), for every span 2^s < 2^lg_c.
+// Inverse twiddles come from the same tables: omega^-m = -L_s[2^s - m], the sign absorbed by
+// the butterfly. The to-coset form runs the inverse DIF stages, multiplies element p by
+// c * g^bitrev(p), then the forward DIT stages, all on the chunk in shared memory.
+constexpr int CHUNK_THREADS = 1 << (SMEM_LG - 3);
+constexpr int CHUNK_MIN_BLOCKS = 3;
+
+__device__ __forceinline__ uint32_t chunk_pad(uint32_t i) { return i + (i >> 3); }
+__device__ __forceinline__ uint32_t level_off(uint32_t s) { return (1u << s) - 1 + s; }
+
+// An array of Fr in shared memory as two planes of 16-byte halves: a warp reading consecutive
+// elements reads consecutive 16-byte words (conflict-free), where whole 32-byte elements would
+// put every fourth thread on the same banks.
+struct split_fr {
+    uint4 *lo, *hi;
+    __device__ fr_t get(uint32_t q) const {
+        const uint4 a = lo[q], b = hi[q];
+        fr_t r;
+        r.v[0] = a.x, r.v[1] = a.y, r.v[2] = a.z, r.v[3] = a.w;
+        r.v[4] = b.x, r.v[5] = b.y, r.v[6] = b.z, r.v[7] = b.w;
+        return r;
+    }
+    __device__ void set(uint32_t q, const fr_t &x) const {
+        lo[q] = make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]);
+        hi[q] = make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]);
+    }
+};
+
+struct chunk_mem {
+    split_fr data;  // the chunk, padded
+    split_fr lv;    // level tables, then the per-block scale factor
+
+    __device__ fr_t load(uint32_t i) const { return data.get(chunk_pad(i)); }
+    __device__ void store(uint32_t i, const fr_t &x) const { data.set(chunk_pad(i), x); }
+    __device__ fr_t twiddle(uint32_t s, uint32_t e) const { return lv.get(level_off(s) + e); }
+};
+
+// 16-byte slots per plane: the padded chunk; the level tables and the scale factor.
+__host__ __device__ uint32_t chunk_slots(uint32_t lg_c) {
+    return (1u << lg_c) + (1u << lg_c) / 8 + 1;
+}
+__host__ __device__ uint32_t level_slots(uint32_t lg_c) { return (1u << lg_c) + lg_c; }
+
+// Shared memory of chunk_stages for 2^lg_c elements.
+size_t chunk_smem_bytes(uint32_t lg_c) {
+    return 2 * ((size_t)chunk_slots(lg_c) + level_slots(lg_c)) * 16;
+}
+
+__device__ chunk_mem chunk_layout(uint8_t *smem, uint32_t lg_c) {
+    const uint32_t slots = chunk_slots(lg_c), levels = level_slots(lg_c);
+    uint4 *p = reinterpret_cast<uint4 *>(smem);
+    chunk_mem m;
+    m.data = {p, p + slots};
+    m.lv = {p + 2 * slots, p + 2 * slots + levels};
+    return m;
+}
+
+// One round of R stages: spans 2^(lo + R - 1) .. 2^lo, DIF downward or DIT upward.
+template <int R, bool DIF, bool INV>
+__device__ __forceinline__ void chunk_round(const chunk_mem &m, uint32_t lg_c, uint32_t lo) {
+    const uint32_t groups = (1u << lg_c) >> R;
+#pragma unroll 1
+    for (uint32_t g = threadIdx.x; g < groups; g += blockDim.x) {
+        const uint32_t j = g & ((1u << lo) - 1);
+        const uint32_t base = ((g >> lo) << (lo + R)) | j;
+        fr_t x[1 << R];
+#pragma unroll
+        for (int k = 0; k < (1 << R); k++) x[k] = m.load(base + ((uint32_t)k << lo));
+#pragma unroll
+        for (int st = 0; st < R; st++) {
+            const int d = DIF ? R - 1 - st : st;
+            const uint32_t s = lo + d;
+#pragma unroll
+            for (int k = 0; k < (1 << R); k++) {
+                if (k & (1 << d)) continue;
+                const uint32_t e = j + ((uint32_t)(k & ((1 << d) - 1)) << lo);
+                const fr_t w = m.twiddle(s, INV ? (1u << s) - e : e);
+                const fr_t p = x[k];
+                fr_t q = x[k + (1 << d)];
+                if (DIF) {
+                    x[k] = p + q;
+                    x[k + (1 << d)] = (INV ? q - p : p - q) * w;
+                } else {
+                    q = q * w;
+                    x[k] = INV ? p - q : p + q;
+                    x[k + (1 << d)] = INV ? p + q : p - q;
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < (1 << R); k++) m.store(base + ((uint32_t)k << lo), x[k]);
+    }
+}
+
+template <bool DIF, bool INV>
+__device__ void chunk_rounds(const chunk_mem &m, uint32_t lg_c) {
+    // DIF: spans from the top down in rounds of 3, the remainder last; DIT mirrors it.
+    const uint32_t rem = lg_c % 3;
+    if (DIF) {
+        for (int top = (int)lg_c - 1; top >= (int)rem; top -= 3) {
+            chunk_round<3, true, INV>(m, lg_c, (uint32_t)top - 2);
+            __syncthreads();
+        }
+        if (rem == 2) chunk_round<2, true, INV>(m, lg_c, 0);
+        if (rem == 1) chunk_round<1, true, INV>(m, lg_c, 0);
+    } else {
+        if (rem == 2) chunk_round<2, false, INV>(m, lg_c, 0);
+        if (rem == 1) chunk_round<1, false, INV>(m, lg_c, 0);
+        for (uint32_t lo = rem; lo < lg_c; lo += 3) {
+            __syncthreads();
+            chunk_round<3, false, INV>(m, lg_c, lo);
+        }
+    }
+    __syncthreads();
+}
+
+// grid: one block per chunk of 2^lg_c elements. fwd: omega_n^k, k < n/2. With TO_COSET: inverse
+// DIF stages, element p times c * g^bitrev(p) (g^e = g_hi[e >> ls] * g_lo[e & mask]), forward
+// DIT stages; otherwise DIF stages only, forward or inverse.
+template <bool INV, bool TO_COSET>
+__global__ void __launch_bounds__(CHUNK_THREADS, CHUNK_MIN_BLOCKS)
+    chunk_stages(fr_t *a, const fr_t *fwd, uint32_t lg_n, uint32_t lg_c, const fr_t *g_lo,
+                 const fr_t *g_hi, uint32_t ls, fr_t c) {
+    extern __shared__ __align__(16) uint8_t smem[];
+    const chunk_mem m = chunk_layout(smem, lg_c);
+    const uint32_t t = threadIdx.x, nt = blockDim.x, size = 1u << lg_c;
+    fr_t *chunk = a + ((size_t)blockIdx.x << lg_c);
+    for (uint32_t i = t; i < size; i += nt) m.store(i, chunk[i]);
+    for (uint32_t s = 0; s < lg_c; s++) {
+        for (uint32_t e = t; e < (1u << s); e += nt)
+            m.lv.set(level_off(s) + e, fwd[(size_t)e << (lg_n - 1 - s)]);
+        if (t == 0) m.lv.set(level_off(s) + (1u << s), fr_t::zero() - fr_t::one());
+    }
+    const uint32_t mask = (1u << ls) - 1;
+    if (TO_COSET && t == 0) {
+        const uint32_t e = bitrev(blockIdx.x, lg_n - lg_c);
+        m.lv.set(level_off(lg_c), g_hi[e >> ls] * g_lo[e & mask] * c);
+    }
+    __syncthreads();
+    chunk_rounds<true, INV || TO_COSET>(m, lg_c);
+    if (TO_COSET) {
+        const fr_t cc = m.lv.get(level_off(lg_c));
+        for (uint32_t i = t; i < size; i += nt) {
+            const uint32_t e = bitrev(i, lg_c) << (lg_n - lg_c);
+            fr_t f = g_hi[e >> ls];
+            if (e & mask) f = f * g_lo[e & mask];
+            m.store(i, m.load(i) * (f * cc));
+        }
+        chunk_rounds<false, false>(m, lg_c);
+    }
+    for (uint32_t i = t; i < size; i += nt) chunk[i] = m.load(i);
+}
+
+// Multiplies element p by x^p = hi[p >> ls] * lo[p & mask].
+__global__ void scale_powers(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t *hi, uint32_t ls) {
     size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= ((size_t)1 << lg_n)) return;
-    fr_t f = c;
-    if (lo != nullptr) {
-        uint32_t e = rev ? bitrev((uint32_t)p, lg_n) : (uint32_t)p;
-        f = f * (hi[e >> ls] * lo[e & ((1u << ls) - 1)]);
-    }
-    a[p] = a[p] * f;
+    a[p] = a[p] * (hi[p >> ls] * lo[p & ((1u << ls) - 1)]);
 }
 
 // In-place bit-reversal permutation, then element p (natural index) is multiplied by
@@ -195,6 +346,74 @@ __global__ void bitrev_scale(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t 
     }
     a[p] = vq;
     a[q] = vp;
+}
+
+// The same permutation and scaling for 2^lg_n >= 2^(2*BR_BITS) elements by tiles: index
+// (A, M, B), A and B of BR_BITS bits, goes to (rev B, rev M, rev A), so the 2^(2*BR_BITS)
+// elements with middle bits M and those with rev M swap places through shared memory, and both
+// the reads and the writes are runs of 2^BR_BITS consecutive elements (the one-element swaps
+// above scatter their writes over the whole vector). One block per M; blocks with M > rev M
+// have nothing to do. Tile rows are padded by a slot against bank conflicts on the transposed
+// reads.
+constexpr int BR_BITS = 5;
+constexpr int BR_SIDE = 1 << BR_BITS;
+constexpr int BR_PITCH = BR_SIDE + 1;
+constexpr int BR_THREADS = 256;
+
+constexpr uint32_t BR_SLOTS = BR_SIDE * BR_PITCH;
+// Dynamic shared memory: two tiles and their row factors, each as two 16-byte planes.
+constexpr size_t BR_SMEM = 2 * 2 * (BR_SLOTS + BR_SIDE) * 16;
+
+__global__ void __launch_bounds__(BR_THREADS) bitrev_tiles(fr_t *a, uint32_t lg_n, const fr_t *lo,
+                                                           const fr_t *hi, uint32_t ls, bool scale,
+                                                           fr_t c) {
+    extern __shared__ __align__(16) uint4 br_smem[];
+    const uint32_t mb = lg_n - 2 * BR_BITS, M = blockIdx.x, Mr = bitrev(M, mb);
+    if (M > Mr) return;
+    const uint32_t tiles = M == Mr ? 1 : 2;
+    // Tile t holds the elements with middle bits M (t = 0) or rev M (t = 1); row factors follow.
+    auto tile = [&](uint32_t t) -> split_fr {
+        uint4 *b = br_smem + t * BR_SLOTS;
+        return {b, b + 2 * BR_SLOTS};
+    };
+    auto fac = [&](uint32_t t) -> split_fr {
+        uint4 *b = br_smem + 4 * BR_SLOTS + t * BR_SIDE;
+        return {b, b + 2 * BR_SIDE};
+    };
+    auto index = [&](uint32_t row, uint32_t m, uint32_t col) {
+        return ((size_t)row << (mb + BR_BITS)) | ((size_t)m << BR_BITS) | col;
+    };
+    for (uint32_t t = 0; t < tiles; t++) {
+        const split_fr sh = tile(t);
+        const uint32_t m = t ? Mr : M;
+        for (uint32_t i = threadIdx.x; i < BR_SIDE * BR_SIDE; i += blockDim.x)
+            sh.set((i >> BR_BITS) * BR_PITCH + (i & (BR_SIDE - 1)),
+                   a[index(i >> BR_BITS, m, i & (BR_SIDE - 1))]);
+    }
+    // Tile t goes where the other tile was (middle bits M for t = 1, rev M for t = 0).
+    if (scale && threadIdx.x < tiles * BR_SIDE) {
+        const uint32_t t = threadIdx.x / BR_SIDE, r = threadIdx.x % BR_SIDE;
+        fr_t f = c;
+        if (hi != nullptr) f = f * hi[index(r, t ? M : Mr, 0) >> ls];
+        fac(t).set(r, f);
+    }
+    __syncthreads();
+    const uint32_t mask = (1u << ls) - 1;
+    for (uint32_t t = 0; t < tiles; t++) {
+        const split_fr sh = tile(t), fr = fac(t);
+        const uint32_t dm = t ? M : Mr;
+        for (uint32_t i = threadIdx.x; i < BR_SIDE * BR_SIDE; i += blockDim.x) {
+            const uint32_t r = i >> BR_BITS, col = i & (BR_SIDE - 1);
+            const size_t p = index(r, dm, col);
+            fr_t v = sh.get(bitrev(col, BR_BITS) * BR_PITCH + bitrev(r, BR_BITS));
+            if (scale) {
+                fr_t f = fr.get(r);
+                if (lo != nullptr) f = f * lo[p & mask];
+                v = v * f;
+            }
+            a[p] = v;
+        }
+    }
 }
 
 // a = (a * b - c) * z
@@ -224,10 +443,22 @@ tables small_tables(const snarkd_ntt_domain *d) {
     return {s, s + m, s + 2 * m, s + 3 * m, s + 4 * m, s + 5 * m, s + 6 * m, s + 7 * m};
 }
 
-// Shared memory of smem_stages: the chunk and half as many twiddles.
-size_t smem_bytes(uint32_t lg_c) { return (sizeof(fr_t) << lg_c) + (sizeof(fr_t) << (lg_c - 1)); }
-
 unsigned blocks_for(size_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
+
+// In place: bit-reversal permutation, then element p times c * x^p (lo/hi given) or c (scale).
+snarkd_status run_bitrev(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t *hi, uint32_t ls,
+                         bool scale, fr_t c, cudaStream_t st) {
+    if (lg_n >= 2 * BR_BITS) {
+        SNARKD_CHECK(cudaFuncSetAttribute(bitrev_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)BR_SMEM));
+        bitrev_tiles<<<1u << (lg_n - 2 * BR_BITS), BR_THREADS, BR_SMEM, st>>>(a, lg_n, lo, hi, ls,
+                                                                              scale, c);
+    } else
+        bitrev_scale<<<blocks_for((size_t)1 << lg_n, GLOBAL_THREADS), GLOBAL_THREADS, 0, st>>>(
+            a, lg_n, lo, hi, ls, scale, c);
+    SNARKD_CHECK(cudaGetLastError());
+    return SNARKD_OK;
+}
 
 fr_t load_fr(const uint64_t v[4]) {
     fr_t r;
@@ -238,54 +469,132 @@ fr_t load_fr(const uint64_t v[4]) {
     return r;
 }
 
-// Global passes covering spans 2^hi_lg .. 2^lo_lg (hi_lg >= lo_lg), radix 8 where possible.
-snarkd_status global_passes(fr_t *a, const fr_t *tw, uint32_t lg_n, int top, int bottom, bool dif,
-                            cudaStream_t st) {
+// Global passes covering spans 2^top .. 2^bottom (top >= bottom), radix 8 where possible: f(lg_low,
+// r) for each in launch order.
+template <class F>
+void for_each_pass(int top, int bottom, bool dif, F f) {
     int remaining = top - bottom + 1;
     int cur = dif ? top : bottom;  // next span to do
     while (remaining > 0) {
-        int r = std::min(remaining, 3);
-        uint32_t lg_low = dif ? (uint32_t)(cur - r + 1) : (uint32_t)cur;
-        size_t threads = (size_t)1 << (lg_n - r);
-        unsigned tb = (unsigned)std::min<size_t>(threads, PASS_THREADS);
-        unsigned nb = blocks_for(threads, tb);
-        if (dif) {
-            if (r == 3) dif_pass<3><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
-            if (r == 2) dif_pass<2><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
-            if (r == 1) dif_pass<1><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
-            cur -= r;
-        } else {
-            if (r == 3) dit_pass<3><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
-            if (r == 2) dit_pass<2><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
-            if (r == 1) dit_pass<1><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low);
-            cur += r;
-        }
-        SNARKD_CHECK(cudaGetLastError());
+        const int r = std::min(remaining, 3);
+        f((uint32_t)(dif ? cur - r + 1 : cur), r);
+        cur += dif ? -r : r;
         remaining -= r;
     }
+}
+
+// Passes whose smallest span is at most 2^PASS_TABLE_LG read their twiddles from tables of their
+// own (7 coalesced loads from a table of at most 15 MiB instead of 6 products per thread); the
+// others derive them. Tables follow the domain's small tables: those of the forward DIF passes,
+// the inverse DIF passes, then the forward DIT passes (the transforms the H step runs).
+constexpr uint32_t PASS_TABLE_LG = 16;
+
+enum pass_kind { PASS_DIF_FWD, PASS_DIF_INV, PASS_DIT_FWD };
+
+// f(kind, lg_low, r, offset in Fr) for each table, in layout order; returns the total in Fr.
+template <class F>
+size_t for_each_pass_table(uint32_t lg_n, F f) {
+    const uint32_t lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
+    size_t off = 0;
+    if (lg_n <= lg_c) return 0;
+    for (int kind = PASS_DIF_FWD; kind <= PASS_DIT_FWD; kind++)
+        for_each_pass((int)lg_n - 1, (int)lg_c, kind != PASS_DIT_FWD, [&](uint32_t lg_low, int r) {
+            if (lg_low > PASS_TABLE_LG) return;
+            f((pass_kind)kind, lg_low, r, off);
+            off += (((size_t)1 << r) - 1) << lg_low;
+        });
+    return off;
+}
+
+template <int R, bool DIF>
+snarkd_status launch_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab,
+                          cudaStream_t st) {
+    const size_t threads = (size_t)1 << (lg_n - R);
+    const unsigned tb = (unsigned)std::min<size_t>(threads, PASS_THREADS);
+    const unsigned nb = blocks_for(threads, tb);
+    if (DIF && tab) dif_pass<R, true><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, tab);
+    if (DIF && !tab) dif_pass<R, false><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, nullptr);
+    if (!DIF && tab) dit_pass<R, true><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, tab);
+    if (!DIF && !tab) dit_pass<R, false><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, nullptr);
+    SNARKD_CHECK(cudaGetLastError());
     return SNARKD_OK;
 }
 
-// DIF over all lg_n stages with twiddle table tw: natural in, bit-reversed out.
-snarkd_status run_dif(fr_t *a, const fr_t *tw, uint32_t lg_n, cudaStream_t st) {
-    uint32_t lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
-    if (lg_n > lg_c) {
-        snarkd_status s = global_passes(a, tw, lg_n, (int)lg_n - 1, (int)lg_c, true, st);
+// The global passes of one transform (all spans from 2^(lg_n-1) down to 2^lg_c), DIF or DIT,
+// forward or inverse twiddles; passes with a table of their own use it.
+snarkd_status global_passes(fr_t *a, const snarkd_ntt_domain *d, bool inv, bool dif,
+                            cudaStream_t st) {
+    const uint32_t lg_n = d->lg_n, lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
+    if (!dif && inv) {
+        snarkd::set_last_error("ntt: no inverse DIT passes");
+        return SNARKD_ERR_INVALID_ARGUMENT;
+    }
+    const fr_t *tw = (const fr_t *)(inv ? d->inv : d->fwd);
+    const pass_kind kind = dif ? (inv ? PASS_DIF_INV : PASS_DIF_FWD) : PASS_DIT_FWD;
+    std::vector<std::pair<uint32_t, const fr_t *>> tables;  // (lg_low, table) of this kind
+    if (d->passes != nullptr)
+        for_each_pass_table(lg_n, [&](pass_kind k, uint32_t lg_low, int, size_t off) {
+            if (k == kind) tables.push_back({lg_low, (const fr_t *)d->passes + off});
+        });
+    std::vector<std::pair<uint32_t, int>> passes;  // (lg_low, r)
+    for_each_pass((int)lg_n - 1, (int)lg_c, dif, [&](uint32_t lg_low, int r) {
+        passes.push_back({lg_low, r});
+    });
+    for (auto &ps : passes) {
+        const uint32_t lg_low = ps.first;
+        const fr_t *tab = nullptr;
+        for (auto &t : tables)
+            if (t.first == lg_low) tab = t.second;
+        snarkd_status s = SNARKD_OK;
+        switch (ps.second * 2 + (dif ? 1 : 0)) {
+            case 7: s = launch_pass<3, true>(a, tw, lg_n, lg_low, tab, st); break;
+            case 5: s = launch_pass<2, true>(a, tw, lg_n, lg_low, tab, st); break;
+            case 3: s = launch_pass<1, true>(a, tw, lg_n, lg_low, tab, st); break;
+            case 6: s = launch_pass<3, false>(a, tw, lg_n, lg_low, tab, st); break;
+            case 4: s = launch_pass<2, false>(a, tw, lg_n, lg_low, tab, st); break;
+            default: s = launch_pass<1, false>(a, tw, lg_n, lg_low, tab, st); break;
+        }
         if (s != SNARKD_OK) return s;
     }
-    smem_stages<true><<<(unsigned)(1u << (lg_n - lg_c)), 1u << (lg_c - 1), smem_bytes(lg_c),
-                        st>>>(a, tw, lg_n, lg_c);
+    return SNARKD_OK;
+}
+
+// The chunk kernel for 2^lg_c-element chunks (more than 48 KiB of shared memory).
+template <bool INV, bool TO_COSET>
+snarkd_status launch_chunks(fr_t *a, const snarkd_ntt_domain *d, uint32_t lg_c, fr_t c,
+                            cudaStream_t st) {
+    const uint32_t lg_n = d->lg_n;
+    const tables tb = small_tables(d);
+    const size_t bytes = chunk_smem_bytes(lg_c);
+    SNARKD_CHECK(cudaFuncSetAttribute(chunk_stages<INV, TO_COSET>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+    const unsigned threads = lg_c >= 3 ? 1u << (lg_c - 3) : 1u;
+    chunk_stages<INV, TO_COSET><<<(unsigned)(1u << (lg_n - lg_c)), threads, bytes, st>>>(
+        a, (const fr_t *)d->fwd, lg_n, lg_c, tb.g_lo, tb.g_hi, d->lg_split, c);
     SNARKD_CHECK(cudaGetLastError());
     return SNARKD_OK;
 }
 
-// DIT over all stages: bit-reversed in, natural out.
-snarkd_status run_dit(fr_t *a, const fr_t *tw, uint32_t lg_n, cudaStream_t st) {
-    uint32_t lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
-    smem_stages<false><<<(unsigned)(1u << (lg_n - lg_c)), 1u << (lg_c - 1), smem_bytes(lg_c),
-                         st>>>(a, tw, lg_n, lg_c);
-    SNARKD_CHECK(cudaGetLastError());
-    if (lg_n > lg_c) return global_passes(a, tw, lg_n, (int)lg_n - 1, (int)lg_c, false, st);
+// DIF over all lg_n stages, forward or inverse twiddles: natural in, bit-reversed out.
+snarkd_status run_dif(fr_t *a, const snarkd_ntt_domain *d, bool inv, cudaStream_t st) {
+    const uint32_t lg_n = d->lg_n, lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
+    if (lg_n > lg_c) {
+        snarkd_status s = global_passes(a, d, inv, true, st);
+        if (s != SNARKD_OK) return s;
+    }
+    return inv ? launch_chunks<true, false>(a, d, lg_c, fr_t::one(), st)
+               : launch_chunks<false, false>(a, d, lg_c, fr_t::one(), st);
+}
+
+// Evaluations on H (natural order) to evaluations on g*H (natural order): inverse DIF to
+// bit-reversed coefficients, coefficient i (at position bitrev(i)) times g^i / n, forward DIT.
+// The chunk kernel does the stages below 2^lg_c of both and the scaling in one pass.
+snarkd_status run_to_coset(fr_t *a, const snarkd_ntt_domain *d, cudaStream_t st) {
+    const uint32_t lg_n = d->lg_n, lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
+    snarkd_status s;
+    if (lg_n > lg_c && (s = global_passes(a, d, true, true, st)) != SNARKD_OK) return s;
+    if ((s = launch_chunks<true, true>(a, d, lg_c, load_fr(d->n_inv), st)) != SNARKD_OK) return s;
+    if (lg_n > lg_c) return global_passes(a, d, false, false, st);
     return SNARKD_OK;
 }
 
@@ -331,32 +640,20 @@ snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaSt
         case SNARKD_NTT_FORWARD:
         case SNARKD_NTT_COSET_FORWARD:
             if (kind == SNARKD_NTT_COSET_FORWARD) {
-                scale_powers<<<nb, GLOBAL_THREADS, 0, st>>>(a, lg_n, tb.g_lo, tb.g_hi, ls, false,
-                                                            fr_t::one());
+                scale_powers<<<nb, GLOBAL_THREADS, 0, st>>>(a, lg_n, tb.g_lo, tb.g_hi, ls);
                 SNARKD_CHECK(cudaGetLastError());
             }
-            if ((s = run_dif(a, (const fr_t *)d->fwd, lg_n, st)) != SNARKD_OK) return s;
-            bitrev_scale<<<nb, GLOBAL_THREADS, 0, st>>>(a, lg_n, nullptr, nullptr, ls, false,
-                                                        fr_t::one());
-            SNARKD_CHECK(cudaGetLastError());
-            return SNARKD_OK;
+            if ((s = run_dif(a, d, false, st)) != SNARKD_OK) return s;
+            return run_bitrev(a, lg_n, nullptr, nullptr, ls, false, fr_t::one(), st);
         case SNARKD_NTT_INVERSE:
         case SNARKD_NTT_COSET_INVERSE: {
-            if ((s = run_dif(a, (const fr_t *)d->inv, lg_n, st)) != SNARKD_OK) return s;
+            if ((s = run_dif(a, d, true, st)) != SNARKD_OK) return s;
             bool coset = kind == SNARKD_NTT_COSET_INVERSE;
-            bitrev_scale<<<nb, GLOBAL_THREADS, 0, st>>>(a, lg_n, coset ? tb.gi_lo : nullptr,
-                                                        coset ? tb.gi_hi : nullptr, ls, true,
-                                                        n_inv);
-            SNARKD_CHECK(cudaGetLastError());
-            return SNARKD_OK;
+            return run_bitrev(a, lg_n, coset ? tb.gi_lo : nullptr, coset ? tb.gi_hi : nullptr, ls,
+                              true, n_inv, st);
         }
         case SNARKD_NTT_TO_COSET:
-            // Evaluations -> coefficients (bit-reversed, unscaled), then coefficient i (at
-            // position bitrev(i)) times g^i / n, then DIT back to natural-order evaluations on g*H.
-            if ((s = run_dif(a, (const fr_t *)d->inv, lg_n, st)) != SNARKD_OK) return s;
-            scale_powers<<<nb, GLOBAL_THREADS, 0, st>>>(a, lg_n, tb.g_lo, tb.g_hi, ls, true, n_inv);
-            SNARKD_CHECK(cudaGetLastError());
-            return run_dit(a, (const fr_t *)d->fwd, lg_n, st);
+            return run_to_coset(a, d, st);
         default:
             snarkd::set_last_error("ntt: unknown kind %d", kind);
             return SNARKD_ERR_INVALID_ARGUMENT;
@@ -378,7 +675,8 @@ extern "C" size_t snarkd_ntt_domain_bytes(uint32_t lg_n) {
     if (lg_n < 1 || lg_n > SNARKD_NTT_MAX_LG) return 0;
     size_t half = (size_t)1 << (lg_n - 1);
     size_t small = (size_t)8 << ((lg_n + 1) / 2);
-    return (2 * half + small) * sizeof(fr_t);
+    size_t passes = for_each_pass_table(lg_n, [](pass_kind, uint32_t, int, size_t) {});
+    return (2 * half + small + passes) * sizeof(fr_t);
 }
 
 extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, void *dev_buf,
@@ -404,6 +702,16 @@ extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, 
     SNARKD_CHECK(cudaGetLastError());
     expand_powers<<<nb, GLOBAL_THREADS>>>(inv, small + 2 * m, small + 3 * m, ls, half);
     SNARKD_CHECK(cudaGetLastError());
+    fr_t *passes = small + 8 * m;
+    snarkd_status ps = SNARKD_OK;
+    for_each_pass_table(lg_n, [&](pass_kind k, uint32_t lg_low, int r, size_t off) {
+        const size_t count = (((size_t)1 << r) - 1) << lg_low;
+        build_pass_table<<<blocks_for(count, GLOBAL_THREADS), GLOBAL_THREADS>>>(
+            passes + off, k == PASS_DIF_INV ? inv : fwd, lg_n, lg_low, (uint32_t)r);
+        if (ps == SNARKD_OK && cudaPeekAtLastError() != cudaSuccess)
+            ps = snarkd::cuda_status(cudaGetLastError(), "build_pass_table", __FILE__, __LINE__);
+    });
+    if (ps != SNARKD_OK) return ps;
     // Wait for this domain's kernels only: the legacy stream does not wait for the workers'
     // non-blocking streams, and a device-wide synchronize would wait for their kernels too.
     SNARKD_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
@@ -412,6 +720,7 @@ extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, 
     out->fwd = fwd;
     out->inv = inv;
     out->small = small;
+    out->passes = passes;
     for (int i = 0; i < 4; i++) {
         out->n_inv[i] = n_inv[i];
         out->z_inv[i] = z_inv[i];
