@@ -217,9 +217,23 @@ template <class P, class A>
 __global__ void ones_kernel(const uint32_t *idx, const uint32_t *count, const A *points,
                             P *scratch, P *partial) {
     P acc = P::inf();
-    const uint32_t m = *count;
-    for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < m; j += gridDim.x * blockDim.x)
-        acc.add_affine(points[idx[j]]);
+    const uint32_t m = *count, stride = gridDim.x * blockDim.x;
+    if constexpr (sizeof(A) <= sizeof(g1_affine)) {
+        uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+        // G1: the next point is loaded while this one is added (one block of 8 warps per SM
+        // leaves the dependent gather exposed otherwise); G2's points would spill registers.
+        A next;
+        if (j < m) next = points[idx[j]];
+        for (; j < m; j += stride) {
+            const A p = next;
+            if (j + stride < m) next = points[idx[j + stride]];
+            acc.add_affine(p);
+        }
+    } else {
+        for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < m;
+             j += gridDim.x * blockDim.x)
+            acc.add_affine(points[idx[j]]);
+    }
     P *sc = scratch + (size_t)blockIdx.x * blockDim.x;
     sc[threadIdx.x] = acc;
     block_tree_sum(sc);
