@@ -46,7 +46,7 @@ __global__ void expand_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_
 // 2^(lg_low + d)) pairs x[k] with x[k + 2^d] for k with bit d clear, and multiplies by
 // omega_{2^(lg_low+d+1)}^(low + (k mod 2^d)·2^lg_low) = u_d · omega_{2^(d+1)}^(k mod 2^d), with
 // u_d = u^(2^(R-1-d)) and u = omega_{2^(lg_low+R)}^low: one load per thread (u) and a few
-// products replace 2^R - 1 loads scattered over the 2^(n-1)-entry table. tw[e] = omega_n^e.
+// products replace 2^R - 1 loads scattered over the 2^(lg_n-1)-entry table. tw[e] = omega_n^e.
 __device__ __forceinline__ fr_t pass_base(const fr_t *tw, uint32_t lg_n, uint32_t lg_low, int r,
                                           size_t low) {
     return tw[low << (lg_n - lg_low - r)];
@@ -260,8 +260,11 @@ __device__ __forceinline__ void chunk_round(const chunk_mem &m, uint32_t lg_c, u
 
 template <bool DIF, bool INV>
 __device__ void chunk_rounds(const chunk_mem &m, uint32_t lg_c) {
-    // DIF: spans from the top down in rounds of 3, the remainder last; DIT mirrors it.
+    // DIF: spans from the top down in rounds of 3, the remainder last; DIT mirrors it. Every
+    // round reads elements other threads wrote: barriers before the first and after the last
+    // round, so the callers' own writes (the chunk, the tables, the scaling) need none.
     const uint32_t rem = lg_c % 3;
+    __syncthreads();
     if (DIF) {
         for (int top = (int)lg_c - 1; top >= (int)rem; top -= 3) {
             chunk_round<3, true, INV>(m, lg_c, (uint32_t)top - 2);
@@ -302,7 +305,6 @@ __global__ void __launch_bounds__(CHUNK_THREADS, CHUNK_MIN_BLOCKS)
         const uint32_t e = bitrev(blockIdx.x, lg_n - lg_c);
         m.lv.set(level_off(lg_c), g_hi[e >> ls] * g_lo[e & mask] * c);
     }
-    __syncthreads();
     chunk_rounds<true, INV || TO_COSET>(m, lg_c);
     if (TO_COSET) {
         const fr_t cc = m.lv.get(level_off(lg_c));
@@ -355,6 +357,8 @@ __global__ void bitrev_scale(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t 
 // above scatter their writes over the whole vector). One block per M; blocks with M > rev M
 // have nothing to do. Tile rows are padded by a slot against bank conflicts on the transposed
 // reads.
+// The row factors take hi[p >> ls] once per row: every column of a row must share it, so
+// ls = ceil(lg_n / 2) >= BR_BITS, true for the tiled sizes (lg_n >= 2 * BR_BITS).
 constexpr int BR_BITS = 5;
 constexpr int BR_SIDE = 1 << BR_BITS;
 constexpr int BR_PITCH = BR_SIDE + 1;
