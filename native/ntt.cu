@@ -536,10 +536,9 @@ snarkd_status global_passes(fr_t *a, const snarkd_ntt_domain *d, bool inv, bool 
     const fr_t *tw = (const fr_t *)(inv ? d->inv : d->fwd);
     const pass_kind kind = dif ? (inv ? PASS_DIF_INV : PASS_DIF_FWD) : PASS_DIT_FWD;
     std::vector<std::pair<uint32_t, const fr_t *>> tables;  // (lg_low, table) of this kind
-    if (d->passes != nullptr)
-        for_each_pass_table(lg_n, [&](pass_kind k, uint32_t lg_low, int, size_t off) {
-            if (k == kind) tables.push_back({lg_low, (const fr_t *)d->passes + off});
-        });
+    for_each_pass_table(lg_n, [&](pass_kind k, uint32_t lg_low, int, size_t off) {
+        if (k == kind) tables.push_back({lg_low, (const fr_t *)d->passes + off});
+    });
     std::vector<std::pair<uint32_t, int>> passes;  // (lg_low, r)
     for_each_pass((int)lg_n - 1, (int)lg_c, dif, [&](uint32_t lg_low, int r) {
         passes.push_back({lg_low, r});
@@ -549,15 +548,16 @@ snarkd_status global_passes(fr_t *a, const snarkd_ntt_domain *d, bool inv, bool 
         const fr_t *tab = nullptr;
         for (auto &t : tables)
             if (t.first == lg_low) tab = t.second;
-        snarkd_status s = SNARKD_OK;
-        switch (ps.second * 2 + (dif ? 1 : 0)) {
-            case 7: s = launch_pass<3, true>(a, tw, lg_n, lg_low, tab, st); break;
-            case 5: s = launch_pass<2, true>(a, tw, lg_n, lg_low, tab, st); break;
-            case 3: s = launch_pass<1, true>(a, tw, lg_n, lg_low, tab, st); break;
-            case 6: s = launch_pass<3, false>(a, tw, lg_n, lg_low, tab, st); break;
-            case 4: s = launch_pass<2, false>(a, tw, lg_n, lg_low, tab, st); break;
-            default: s = launch_pass<1, false>(a, tw, lg_n, lg_low, tab, st); break;
-        }
+        const int r = ps.second;
+        snarkd_status s;
+        if (dif)
+            s = r == 3   ? launch_pass<3, true>(a, tw, lg_n, lg_low, tab, st)
+                : r == 2 ? launch_pass<2, true>(a, tw, lg_n, lg_low, tab, st)
+                         : launch_pass<1, true>(a, tw, lg_n, lg_low, tab, st);
+        else
+            s = r == 3   ? launch_pass<3, false>(a, tw, lg_n, lg_low, tab, st)
+                : r == 2 ? launch_pass<2, false>(a, tw, lg_n, lg_low, tab, st)
+                         : launch_pass<1, false>(a, tw, lg_n, lg_low, tab, st);
         if (s != SNARKD_OK) return s;
     }
     return SNARKD_OK;

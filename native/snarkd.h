@@ -111,7 +111,7 @@ typedef struct {
     void *fwd;            /* n/2 Fr: omega^k */
     void *inv;            /* n/2 Fr: omega^-k */
     void *small;          /* 8 tables of 2^lg_split Fr, see snarkd_ntt_domain_init */
-    void *passes;         /* twiddle tables of the global passes with small spans (or NULL) */
+    void *passes;         /* twiddle tables of the global passes with small spans (ntt.cu) */
     uint64_t n_inv[4];    /* 1/n, Montgomery form */
     uint64_t z_inv[4];    /* 1/(g^n - 1), g = 7, Montgomery form */
 } snarkd_ntt_domain;
