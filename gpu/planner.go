@@ -130,36 +130,27 @@ func (ModelSizer) NTTDomainBytes(logN uint32) uint64 {
 }
 
 // nttPassTableFr mirrors native for_each_pass_table: the spans above the 2^10-element
-// shared-memory chunks run as global passes of up to 3 stages (DIF from the top, DIT from the
-// bottom); a pass whose smallest span is at most 2^16 has a table of (2^r - 1) << lgLow Fr, for
-// the forward DIF, inverse DIF and forward DIT transforms.
+// shared-memory chunks run as global passes of up to 3 stages (the remainder pass at the
+// smallest spans); a pass whose smallest span 2^lgLow has lgLow <= min(18, logN-9) has a table of
+// (2^r - 1) << lgLow Fr, once for the forward and once for the inverse twiddles.
 func nttPassTableFr(logN uint32) uint64 {
-	const chunkLg, tableLg = 10, 16
+	const chunkLg = 10
 	if logN <= chunkLg {
 		return 0
 	}
+	maxLow := min(18, int(logN)-9)
 	var total uint64
-	for _, dif := range []bool{true, true, false} {
-		cur := chunkLg
-		if dif {
-			cur = int(logN) - 1
+	cur := int(logN) - 1
+	for remaining := int(logN) - chunkLg; remaining > 0; {
+		r := min(remaining, 3)
+		lgLow := cur - r + 1
+		if lgLow <= maxLow {
+			total += (1<<r - 1) << lgLow
 		}
-		for remaining := int(logN) - chunkLg; remaining > 0; {
-			r := min(remaining, 3)
-			lgLow := cur
-			if dif {
-				lgLow = cur - r + 1
-				cur -= r
-			} else {
-				cur += r
-			}
-			if lgLow <= tableLg {
-				total += (1<<r - 1) << lgLow
-			}
-			remaining -= r
-		}
+		cur -= r
+		remaining -= r
 	}
-	return total
+	return 2 * total
 }
 
 // MSMWindowBits is the Pippenger window the kernels use for a chunk of 2^lg points (native

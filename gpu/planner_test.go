@@ -44,9 +44,9 @@ func TestModelSizer(t *testing.T) {
 			t.Errorf("MSMWorkspace(%d, %d, %d, %d) = %d, want %d", tc.c, tc.n, tc.flags, tc.chunkLog, got, tc.want)
 		}
 	}
-	// 2^27: n Fr of twiddles, 8 tables of 2^14 Fr, pass tables: DIF passes with smallest spans
-	// 2^15, 2^12 (radix 8) and 2^10 (radix 4), forward and inverse; DIT 2^10, 2^13, 2^16.
-	passes := 2*(7<<15+7<<12+3<<10) + 7<<10 + 7<<13 + 7<<16
+	// 2^27: n Fr of twiddles, 8 tables of 2^14 Fr, pass tables for the passes with smallest
+	// spans 2^18, 2^15, 2^12 (radix 8) and 2^10 (radix 4), forward and inverse.
+	passes := 2 * (7<<18 + 7<<15 + 7<<12 + 3<<10)
 	if got, want := (ModelSizer{}).NTTDomainBytes(27), uint64(4<<30+8*32<<14+32*passes); got != want {
 		t.Errorf("NTTDomainBytes(27) = %d, want %d", got, want)
 	}

@@ -6,7 +6,7 @@
 // butterfly span is at least 2^SMEM_LG run as global passes of up to 3 stages (each thread holds
 // 8 elements in registers); the last SMEM_LG stages run on contiguous chunks in shared memory
 // (chunk_stages). Twiddles: tables omega^k, k < n/2, expanded once per domain. A global pass
-// whose smallest span is at most 2^PASS_TABLE_LG reads its twiddles from a table of its own,
+// whose smallest span is at most 2^pass_table_lg reads its twiddles from a table of its own,
 // built with the domain (coalesced loads); the others load one twiddle per thread and derive the
 // rest with 6 products (loading all 7 from the big table scatters them over gigabytes).
 #include <algorithm>
@@ -474,37 +474,38 @@ fr_t load_fr(const uint64_t v[4]) {
 }
 
 // Global passes covering spans 2^top .. 2^bottom (top >= bottom), radix 8 where possible: f(lg_low,
-// r) for each in launch order.
+// r) for each in launch order. DIF runs the spans downward with the remainder pass last, DIT
+// upward with it first, so both run passes of the same (smallest span, stages) and share tables.
 template <class F>
 void for_each_pass(int top, int bottom, bool dif, F f) {
     int remaining = top - bottom + 1;
     int cur = dif ? top : bottom;  // next span to do
+    int rem = dif ? 0 : remaining % 3;
     while (remaining > 0) {
-        const int r = std::min(remaining, 3);
+        const int r = rem ? rem : std::min(remaining, 3);
+        rem = 0;
         f((uint32_t)(dif ? cur - r + 1 : cur), r);
         cur += dif ? -r : r;
         remaining -= r;
     }
 }
 
-// Passes whose smallest span is at most 2^PASS_TABLE_LG read their twiddles from tables of their
-// own (7 coalesced loads from a table of at most 15 MiB instead of 6 products per thread); the
-// others derive them. Tables follow the domain's small tables: those of the forward DIF passes,
-// the inverse DIF passes, then the forward DIT passes (the transforms the H step runs).
-constexpr uint32_t PASS_TABLE_LG = 16;
+// Passes whose smallest span is at most 2^pass_table_lg(lg_n) read their twiddles from tables of
+// their own (7 coalesced loads instead of 6 products per thread); the others derive them. The
+// bound keeps a direction's tables near 2^(lg_n-1) bytes (67 MB at 2^27, against 2 GiB of
+// twiddles). Tables follow the domain's small tables: the forward ones, then the inverse ones.
+uint32_t pass_table_lg(uint32_t lg_n) { return std::min<uint32_t>(18, lg_n - 9); }
 
-enum pass_kind { PASS_DIF_FWD, PASS_DIF_INV, PASS_DIT_FWD };
-
-// f(kind, lg_low, r, offset in Fr) for each table, in layout order; returns the total in Fr.
+// f(inverse, lg_low, r, offset in Fr) for each table, in layout order; returns the total in Fr.
 template <class F>
 size_t for_each_pass_table(uint32_t lg_n, F f) {
     const uint32_t lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
     size_t off = 0;
     if (lg_n <= lg_c) return 0;
-    for (int kind = PASS_DIF_FWD; kind <= PASS_DIT_FWD; kind++)
-        for_each_pass((int)lg_n - 1, (int)lg_c, kind != PASS_DIT_FWD, [&](uint32_t lg_low, int r) {
-            if (lg_low > PASS_TABLE_LG) return;
-            f((pass_kind)kind, lg_low, r, off);
+    for (int inv = 0; inv < 2; inv++)
+        for_each_pass((int)lg_n - 1, (int)lg_c, true, [&](uint32_t lg_low, int r) {
+            if (lg_low > pass_table_lg(lg_n)) return;
+            f(inv != 0, lg_low, r, off);
             off += (((size_t)1 << r) - 1) << lg_low;
         });
     return off;
@@ -529,15 +530,10 @@ snarkd_status launch_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_lo
 snarkd_status global_passes(fr_t *a, const snarkd_ntt_domain *d, bool inv, bool dif,
                             cudaStream_t st) {
     const uint32_t lg_n = d->lg_n, lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
-    if (!dif && inv) {
-        snarkd::set_last_error("ntt: no inverse DIT passes");
-        return SNARKD_ERR_INVALID_ARGUMENT;
-    }
     const fr_t *tw = (const fr_t *)(inv ? d->inv : d->fwd);
-    const pass_kind kind = dif ? (inv ? PASS_DIF_INV : PASS_DIF_FWD) : PASS_DIT_FWD;
-    std::vector<std::pair<uint32_t, const fr_t *>> tables;  // (lg_low, table) of this kind
-    for_each_pass_table(lg_n, [&](pass_kind k, uint32_t lg_low, int, size_t off) {
-        if (k == kind) tables.push_back({lg_low, (const fr_t *)d->passes + off});
+    std::vector<std::pair<uint32_t, const fr_t *>> tables;  // (lg_low, table) of this direction
+    for_each_pass_table(lg_n, [&](bool tinv, uint32_t lg_low, int, size_t off) {
+        if (tinv == inv) tables.push_back({lg_low, (const fr_t *)d->passes + off});
     });
     std::vector<std::pair<uint32_t, int>> passes;  // (lg_low, r)
     for_each_pass((int)lg_n - 1, (int)lg_c, dif, [&](uint32_t lg_low, int r) {
@@ -679,7 +675,7 @@ extern "C" size_t snarkd_ntt_domain_bytes(uint32_t lg_n) {
     if (lg_n < 1 || lg_n > SNARKD_NTT_MAX_LG) return 0;
     size_t half = (size_t)1 << (lg_n - 1);
     size_t small = (size_t)8 << ((lg_n + 1) / 2);
-    size_t passes = for_each_pass_table(lg_n, [](pass_kind, uint32_t, int, size_t) {});
+    size_t passes = for_each_pass_table(lg_n, [](bool, uint32_t, int, size_t) {});
     return (2 * half + small + passes) * sizeof(fr_t);
 }
 
@@ -708,10 +704,10 @@ extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, 
     SNARKD_CHECK(cudaGetLastError());
     fr_t *passes = small + 8 * m;
     snarkd_status ps = SNARKD_OK;
-    for_each_pass_table(lg_n, [&](pass_kind k, uint32_t lg_low, int r, size_t off) {
+    for_each_pass_table(lg_n, [&](bool tinv, uint32_t lg_low, int r, size_t off) {
         const size_t count = (((size_t)1 << r) - 1) << lg_low;
         build_pass_table<<<blocks_for(count, GLOBAL_THREADS), GLOBAL_THREADS>>>(
-            passes + off, k == PASS_DIF_INV ? inv : fwd, lg_n, lg_low, (uint32_t)r);
+            passes + off, tinv ? inv : fwd, lg_n, lg_low, (uint32_t)r);
         if (ps == SNARKD_OK && cudaPeekAtLastError() != cudaSuccess)
             ps = snarkd::cuda_status(cudaGetLastError(), "build_pass_table", __FILE__, __LINE__);
     });
