@@ -30,6 +30,7 @@ const (
 	opG2Mix
 	opFrSqr
 	opFpSqr
+	opFpMulSub
 )
 
 // TestLayouts proves that the native types have gnark-crypto's sizes; the arithmetic tests
@@ -190,7 +191,7 @@ func testArith(t *testing.T, r arithRunner) {
 	x[2].SetInt64(-1)
 	y[2].SetInt64(-1)
 	outp := make([]fp.Element, n)
-	for _, op := range []int{opFpMul, opFpAdd, opFpSub, opFpSqr} {
+	for _, op := range []int{opFpMul, opFpAdd, opFpSub, opFpSqr, opFpMulSub} {
 		r.run(op, unsafe.Pointer(&x[0]), unsafe.Pointer(&y[0]), unsafe.Pointer(&outp[0]), 48, 48, n)
 		for i := range x {
 			var want fp.Element
@@ -203,6 +204,12 @@ func testArith(t *testing.T, r arithRunner) {
 				want.Sub(&x[i], &y[i])
 			case opFpSqr:
 				want.Square(&x[i])
+			case opFpMulSub:
+				var s, d fp.Element
+				s.Add(&x[i], &y[i])
+				d.Sub(&x[i], &y[i])
+				s.Mul(&s, &d)
+				want.Mul(&x[i], &y[i]).Sub(&want, &s)
 			}
 			if outp[i] != want {
 				t.Fatalf("fp op %d, input %d: got %v want %v", op, i, outp[i], want)

@@ -43,6 +43,11 @@ SNARKD_HD void apply(int op, const void *a, const void *b, void *out, size_t i) 
         case SNARKD_ARITH_FP_SQR:
             ((fp_t *)out)[i] = ((const fp_t *)a)[i].sqr();
             break;
+        case SNARKD_ARITH_FP_MUL_SUB: {
+            const fp_t x = ((const fp_t *)a)[i], y = ((const fp_t *)b)[i];
+            ((fp_t *)out)[i] = fp_t::mul_sub(x, y, x + y, x - y);
+            break;
+        }
         case SNARKD_ARITH_FP_MUL:
             ((fp_t *)out)[i] = ((const fp_t *)a)[i] * ((const fp_t *)b)[i];
             break;
@@ -90,8 +95,8 @@ __global__ void arith_kernel(int op, const void *a, const void *b, void *out, si
 extern "C" snarkd_status snarkd_arith_test(int32_t ordinal, int32_t on_device, int32_t op,
                                            const void *a, const void *b, void *out,
                                            size_t count) {
-    if (op < SNARKD_ARITH_FR_MUL || op > SNARKD_ARITH_FP_SQR || a == nullptr || b == nullptr ||
-        out == nullptr) {
+    if (op < SNARKD_ARITH_FR_MUL || op > SNARKD_ARITH_FP_MUL_SUB || a == nullptr ||
+        b == nullptr || out == nullptr) {
         snarkd::set_last_error("arith_test: bad op %d or null buffer", op);
         return SNARKD_ERR_INVALID_ARGUMENT;
     }

@@ -40,7 +40,7 @@ struct xyzz_t {
         F m = x2.dbl() + x2;
         xyzz_t r;
         r.x = m.sqr() - s.dbl();
-        r.y = m * (s - r.x) - w * y;
+        r.y = F::mul_sub(m, s - r.x, w, y);
         r.zz = v * zz;
         r.zzz = w * zzz;
         return r;
@@ -56,7 +56,7 @@ struct xyzz_t {
         F m = x2.dbl() + x2;
         xyzz_t r;
         r.x = m.sqr() - s.dbl();
-        r.y = m * (s - r.x) - w * p.y;
+        r.y = F::mul_sub(m, s - r.x, w, p.y);
         r.zz = v;
         r.zzz = w;
         return r;
@@ -84,7 +84,7 @@ struct xyzz_t {
         F ppp = pp_ * pp;
         F q = x * pp;
         F x3 = r.sqr() - ppp - q.dbl();
-        y = r * (q - x3) - y * ppp;
+        y = F::mul_sub(r, q - x3, y, ppp);
         x = x3;
         zz = zz * pp;
         zzz = zzz * ppp;
@@ -114,7 +114,7 @@ struct xyzz_t {
         F ppp = pp_ * pp;
         F q = u1 * pp;
         F x3 = r.sqr() - ppp - q.dbl();
-        y = r * (q - x3) - s1 * ppp;
+        y = F::mul_sub(r, q - x3, s1, ppp);
         x = x3;
         zz = zz * o.zz * pp;
         zzz = zzz * o.zzz * ppp;

@@ -96,6 +96,7 @@ snarkd_status snarkd_event_wait(int32_t ordinal, void *event);
 #define SNARKD_ARITH_G2_MIX 12
 #define SNARKD_ARITH_FR_SQR 13
 #define SNARKD_ARITH_FP_SQR 14
+#define SNARKD_ARITH_FP_MUL_SUB 15 /* out = a·b - (a + b)·(a - b) */
 snarkd_status snarkd_arith_test(int32_t ordinal, int32_t on_device, int32_t op, const void *a,
                                 const void *b, void *out, size_t count);
 
