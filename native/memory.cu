@@ -1,8 +1,10 @@
 // Device and pinned host memory for package gpu's allocator, plain copies, and uploads on one
 // dedicated copy stream per device. Nothing else in native/ allocates device memory.
 #include <mutex>
+#include <vector>
 
 #include "error.cuh"
+#include "pool.cuh"
 
 namespace {
 snarkd_status use_device(int32_t ordinal) {
@@ -46,6 +48,76 @@ snarkd_status copy_stream(int32_t ordinal, cudaStream_t *out) {
 
 namespace snarkd {
 snarkd_status select_device(int32_t ordinal) { return use_device(ordinal); }
+
+namespace {
+// Free streams and events per device (events: [0] without timing, [1] with). They never
+// shrink: the pools hold at most what the callers used at once, a few per worker.
+std::mutex pool_mu;
+std::vector<cudaStream_t> free_streams[kMaxDevices];
+std::vector<cudaEvent_t> free_events[2][kMaxDevices];
+
+snarkd_status current_device(int *dev) {
+    SNARKD_CHECK(cudaGetDevice(dev));
+    if (*dev < 0 || *dev >= kMaxDevices) {
+        set_last_error("device %d: at most %d devices have stream pools", *dev, kMaxDevices);
+        return SNARKD_ERR_NO_DEVICE;
+    }
+    return SNARKD_OK;
+}
+}  // namespace
+
+snarkd_status pool_get_stream(int *dev, cudaStream_t *out) {
+    snarkd_status st = current_device(dev);
+    if (st != SNARKD_OK) return st;
+    {
+        std::lock_guard<std::mutex> lock(pool_mu);
+        auto &v = free_streams[*dev];
+        if (!v.empty()) {
+            *out = v.back();
+            v.pop_back();
+            return SNARKD_OK;
+        }
+    }
+    SNARKD_CHECK(cudaStreamCreateWithFlags(out, cudaStreamNonBlocking));
+    return SNARKD_OK;
+}
+
+void pool_put_stream(int dev, cudaStream_t s) {
+    if (s == nullptr) return;
+    if (dev < 0 || dev >= kMaxDevices || cudaStreamSynchronize(s) != cudaSuccess) {
+        (void)cudaGetLastError();
+        (void)cudaStreamDestroy(s);
+        return;
+    }
+    std::lock_guard<std::mutex> lock(pool_mu);
+    free_streams[dev].push_back(s);
+}
+
+snarkd_status pool_get_event(bool timing, int *dev, cudaEvent_t *out) {
+    snarkd_status st = current_device(dev);
+    if (st != SNARKD_OK) return st;
+    {
+        std::lock_guard<std::mutex> lock(pool_mu);
+        auto &v = free_events[timing ? 1 : 0][*dev];
+        if (!v.empty()) {
+            *out = v.back();
+            v.pop_back();
+            return SNARKD_OK;
+        }
+    }
+    SNARKD_CHECK(cudaEventCreateWithFlags(out, timing ? cudaEventDefault : cudaEventDisableTiming));
+    return SNARKD_OK;
+}
+
+void pool_put_event(bool timing, int dev, cudaEvent_t e) {
+    if (e == nullptr) return;
+    if (dev < 0 || dev >= kMaxDevices) {
+        (void)cudaEventDestroy(e);
+        return;
+    }
+    std::lock_guard<std::mutex> lock(pool_mu);
+    free_events[timing ? 1 : 0][dev].push_back(e);
+}
 }  // namespace snarkd
 
 extern "C" snarkd_status snarkd_device_alloc(int32_t ordinal, size_t bytes, void **ptr) {
@@ -94,7 +166,8 @@ extern "C" snarkd_status snarkd_memcpy_htod_async(int32_t ordinal, void *dst, co
     // The event exists before the copy is enqueued, so that no failure below can leave a copy
     // in flight that the caller has no event for (it would free or reuse src under the DMA).
     cudaEvent_t ev = nullptr;
-    SNARKD_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    int dev = 0;
+    if ((st = snarkd::pool_get_event(false, &dev, &ev)) != SNARKD_OK) return st;
     cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
     const char *what = "cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s)";
     if (err == cudaSuccess) {
@@ -122,7 +195,12 @@ extern "C" snarkd_status snarkd_event_wait(int32_t ordinal, void *event) {
         if (err != cudaSuccess)
             st = snarkd::cuda_status(err, "cudaEventSynchronize(ev)", __FILE__, __LINE__);
     }
-    // Destroyed on every path: the event is the caller's only handle and is never waited twice.
+    // Released on every path: the event is the caller's only handle and is never waited twice.
+    // A completed event goes back to the pool of the device it came from (ordinal: the upload's).
+    if (st == SNARKD_OK) {
+        snarkd::pool_put_event(false, ordinal, ev);
+        return st;
+    }
     cudaError_t err = cudaEventDestroy(ev);
     if (err != cudaSuccess && st == SNARKD_OK)
         st = snarkd::cuda_status(err, "cudaEventDestroy(ev)", __FILE__, __LINE__);

@@ -18,6 +18,7 @@
 
 #include "curve.cuh"
 #include "error.cuh"
+#include "pool.cuh"
 
 namespace snarkd {
 snarkd_status select_device(int32_t ordinal);
@@ -345,21 +346,34 @@ uint32_t window_for(int lg) {
 // ---------------------------------------------------------------------------------------
 // Execution
 
+// Streams and events of one run, from the device's pools.
 struct run_state {
+    int dev = 0;
     cudaStream_t compute = nullptr, copy = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
     cudaEvent_t copied[2] = {nullptr, nullptr}, used[2] = {nullptr, nullptr};
-    ~run_state() {
-        if (compute) cudaStreamSynchronize(compute);
-        if (copy) cudaStreamSynchronize(copy);
-        for (int i = 0; i < 2; i++) {
-            if (copied[i]) cudaEventDestroy(copied[i]);
-            if (used[i]) cudaEventDestroy(used[i]);
+    snarkd_status acquire() {
+        snarkd_status s = snarkd::pool_get_stream(&dev, &compute);
+        if (s == SNARKD_OK) s = snarkd::pool_get_stream(&dev, &copy);
+        if (s == SNARKD_OK) s = snarkd::pool_get_event(true, &dev, &start);
+        if (s == SNARKD_OK) s = snarkd::pool_get_event(true, &dev, &stop);
+        for (int i = 0; i < 2 && s == SNARKD_OK; i++) {
+            s = snarkd::pool_get_event(false, &dev, &copied[i]);
+            if (s == SNARKD_OK) s = snarkd::pool_get_event(false, &dev, &used[i]);
         }
-        if (start) cudaEventDestroy(start);
-        if (stop) cudaEventDestroy(stop);
-        if (compute) cudaStreamDestroy(compute);
-        if (copy) cudaStreamDestroy(copy);
+        return s;
+    }
+    ~run_state() {
+        // Both streams are idle once put back (pool_put_stream synchronizes), so no event below
+        // is still pending when it is reused.
+        snarkd::pool_put_stream(dev, compute);
+        snarkd::pool_put_stream(dev, copy);
+        for (int i = 0; i < 2; i++) {
+            snarkd::pool_put_event(false, dev, copied[i]);
+            snarkd::pool_put_event(false, dev, used[i]);
+        }
+        snarkd::pool_put_event(true, dev, start);
+        snarkd::pool_put_event(true, dev, stop);
     }
 };
 
@@ -394,14 +408,7 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
     P *ones_partial = results + (size_t)W * p.blocks_per_window;
 
     run_state rs;
-    SNARKD_CHECK(cudaStreamCreateWithFlags(&rs.compute, cudaStreamNonBlocking));
-    SNARKD_CHECK(cudaStreamCreateWithFlags(&rs.copy, cudaStreamNonBlocking));
-    SNARKD_CHECK(cudaEventCreate(&rs.start));
-    SNARKD_CHECK(cudaEventCreate(&rs.stop));
-    for (int i = 0; i < 2; i++) {
-        SNARKD_CHECK(cudaEventCreateWithFlags(&rs.copied[i], cudaEventDisableTiming));
-        SNARKD_CHECK(cudaEventCreateWithFlags(&rs.used[i], cudaEventDisableTiming));
-    }
+    if ((s = rs.acquire()) != SNARKD_OK) return s;
     cudaStream_t st = rs.compute;
     SNARKD_CHECK(cudaEventRecord(rs.start, st));
     SNARKD_CHECK(cudaMemsetAsync(buckets, 0, (size_t)W * nb * sizeof(P), st));

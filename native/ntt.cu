@@ -15,6 +15,7 @@
 
 #include "field.cuh"
 #include "error.cuh"
+#include "pool.cuh"
 
 namespace snarkd {
 snarkd_status select_device(int32_t ordinal);
@@ -598,18 +599,19 @@ snarkd_status run_to_coset(fr_t *a, const snarkd_ntt_domain *d, cudaStream_t st)
     return SNARKD_OK;
 }
 
+// A pooled stream for one call's kernels, timed with pooled events when out is set.
 struct event_timer {
     cudaEvent_t start = nullptr, stop = nullptr;
     cudaStream_t st = nullptr;
+    int dev = 0;
     float *out;
     explicit event_timer(float *o) : out(o) {}
     snarkd_status begin() {
-        SNARKD_CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-        if (out) {
-            SNARKD_CHECK(cudaEventCreate(&start));
-            SNARKD_CHECK(cudaEventCreate(&stop));
-            SNARKD_CHECK(cudaEventRecord(start, st));
-        }
+        snarkd_status s = snarkd::pool_get_stream(&dev, &st);
+        if (s == SNARKD_OK && out) s = snarkd::pool_get_event(true, &dev, &start);
+        if (s == SNARKD_OK && out) s = snarkd::pool_get_event(true, &dev, &stop);
+        if (s != SNARKD_OK) return s;
+        if (out) SNARKD_CHECK(cudaEventRecord(start, st));
         return SNARKD_OK;
     }
     snarkd_status end() {
@@ -619,12 +621,9 @@ struct event_timer {
         return SNARKD_OK;
     }
     ~event_timer() {
-        if (st) {
-            cudaStreamSynchronize(st);
-            cudaStreamDestroy(st);
-        }
-        if (start) cudaEventDestroy(start);
-        if (stop) cudaEventDestroy(stop);
+        snarkd::pool_put_stream(dev, st);  // synchronizes first
+        snarkd::pool_put_event(true, dev, start);
+        snarkd::pool_put_event(true, dev, stop);
     }
 };
 
