@@ -48,6 +48,7 @@ type AllocatorStats struct {
 	Reserved      uint64         `json:"reserved"`       // partitions + resident vectors
 	ResidentBytes uint64         `json:"resident_bytes"` // resident vectors alone
 	Allocated     uint64         `json:"allocated"`      // bytes on the device now
+	Spare         uint64         `json:"spare"`          // a released arena kept for the next grant
 	Grants        int            `json:"grants"`         // live partition grants
 	Waiting       int            `json:"waiting"`
 	Resident      []ResidentStat `json:"resident,omitempty"`
@@ -73,6 +74,9 @@ type AccountingAllocator struct {
 	refresh  time.Duration
 
 	refreshMu sync.Mutex // one driver sample at a time
+	// spareMu orders the kept arena's transitions with the driver allocations (taken before
+	// mu): no allocation runs while a kept arena is being freed or could still be kept.
+	spareMu sync.Mutex
 
 	mu          sync.Mutex
 	sampling    bool
@@ -87,6 +91,12 @@ type AccountingAllocator struct {
 	waiters     []*waiter
 	resident    map[string]*residentEntry
 	tick        uint64
+	// A released arena kept for the next grant of the same size while another grant is live:
+	// freeing and allocating tens of GiB takes the driver for 20–40 ms, during which the other
+	// worker's kernel calls wait and the GPU idles. It stays booked in allocated, not reserved;
+	// every other allocation frees it first.
+	spare     DevicePtr
+	spareSize uint64
 }
 
 type waiter struct {
@@ -133,11 +143,23 @@ func (a *AccountingAllocator) Refresh() error {
 	a.sampleMin = a.allocated
 	a.mu.Unlock()
 	free, total, err := a.dev.MemInfo()
+	if a.refreshLocked(free, total, err) {
+		// Other processes grew: the kept arena must not eat into their headroom.
+		a.dropSpare()
+	}
+	if err != nil {
+		return fmt.Errorf("refreshing memory of gpu %d: %w", a.ordinal, err)
+	}
+	return nil
+}
+
+// refreshLocked books a driver sample; it reports whether a kept arena now exceeds the limit.
+func (a *AccountingAllocator) refreshLocked(free, total uint64, err error) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.sampling = false
 	if err != nil {
-		return fmt.Errorf("refreshing memory of gpu %d: %w", a.ordinal, err)
+		return false
 	}
 	used := total - min(free, total)
 	others := uint64(0)
@@ -153,7 +175,7 @@ func (a *AccountingAllocator) Refresh() error {
 	}
 	a.others = others
 	a.lastRefresh = time.Now()
-	return nil
+	return a.spare != 0 && a.reserved+a.spareSize > a.limitLocked()
 }
 
 func (a *AccountingAllocator) maybeRefresh() {
@@ -193,7 +215,7 @@ func (a *AccountingAllocator) Stats() AllocatorStats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := AllocatorStats{Device: a.ordinal, Total: a.total, Headroom: a.headroom, Others: a.others,
-		Reserved: a.reserved, ResidentBytes: a.residentRes, Allocated: a.allocated, Grants: a.grants,
+		Reserved: a.reserved, ResidentBytes: a.residentRes, Allocated: a.allocated, Spare: a.spareSize, Grants: a.grants,
 		Waiting: len(a.waiters)}
 	for _, e := range a.resident {
 		s.Resident = append(s.Resident, ResidentStat{Key: e.key, Bytes: e.size, Refs: e.refs, Loaded: e.loaded})
@@ -411,8 +433,36 @@ func (a *AccountingAllocator) freeResident(e *residentEntry) {
 	a.mu.Unlock()
 }
 
-// alloc allocates from the device and books the rounded size once the driver has it.
+// takeSpareLocked removes the kept arena from the books' spare slot and returns it.
+func (a *AccountingAllocator) takeSpareLocked() (DevicePtr, uint64) {
+	p, size := a.spare, a.spareSize
+	a.spare, a.spareSize = 0, 0
+	return p, size
+}
+
+// dropSpare frees the kept arena, if any.
+func (a *AccountingAllocator) dropSpare() {
+	a.spareMu.Lock()
+	defer a.spareMu.Unlock()
+	a.dropSpareHeld()
+}
+
+// dropSpareHeld is dropSpare with spareMu held.
+func (a *AccountingAllocator) dropSpareHeld() {
+	a.mu.Lock()
+	p, size := a.takeSpareLocked()
+	a.mu.Unlock()
+	if p != 0 {
+		a.free(p, size)
+	}
+}
+
+// alloc allocates from the device and books the rounded size once the driver has it. A kept
+// arena is freed first, so that allocations stay within the reservations.
 func (a *AccountingAllocator) alloc(bytes uint64) (DevicePtr, error) {
+	a.spareMu.Lock()
+	defer a.spareMu.Unlock()
+	a.dropSpareHeld()
 	p, err := a.dev.Alloc(bytes)
 	if err != nil {
 		return 0, fmt.Errorf("gpu %d: allocating %s: %w", a.ordinal, FormatBytes(bytes), err)
@@ -492,7 +542,15 @@ func (g *Grant) Prepare() error {
 	if g.Plan.Peak > g.reserved {
 		return ErrOverReservation
 	}
-	p, err := g.a.alloc(g.Plan.Peak)
+	a := g.a
+	a.mu.Lock()
+	if a.spare != 0 && a.spareSize == g.Plan.Peak {
+		g.arena, _ = a.takeSpareLocked()
+		a.mu.Unlock()
+		return nil
+	}
+	a.mu.Unlock()
+	p, err := a.alloc(g.Plan.Peak)
 	if err != nil {
 		return err
 	}
@@ -537,14 +595,27 @@ func (g *Grant) Release() {
 	arena := g.arena
 	g.arena = 0
 	g.mu.Unlock()
-	if arena != 0 {
-		g.a.free(arena, g.Plan.Peak)
-	}
 	a := g.a
+	if arena != 0 {
+		// Freed (or kept) before the reservation is returned, so that a grant admitted into
+		// the space finds it free in the driver.
+		a.spareMu.Lock()
+		a.mu.Lock()
+		keep := a.spare == 0 && a.grants > 1 // another grant's next partition may want it
+		if keep {
+			a.spare, a.spareSize = arena, g.Plan.Peak
+		}
+		a.mu.Unlock()
+		if !keep {
+			a.free(arena, g.Plan.Peak)
+		}
+		a.spareMu.Unlock()
+	}
 	var drop []*residentEntry
 	a.mu.Lock()
 	a.reserved -= g.reserved
 	a.grants--
+	last := a.grants == 0
 	for _, e := range g.resident {
 		e.refs--
 		if e.refs == 0 && !e.evicting && !e.hasMem {
@@ -555,6 +626,9 @@ func (g *Grant) Release() {
 	}
 	a.broadcastLocked()
 	a.mu.Unlock()
+	if last {
+		a.dropSpare() // nothing is running: give the memory back
+	}
 	for _, e := range drop {
 		a.freeResident(e)
 	}

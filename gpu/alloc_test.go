@@ -400,3 +400,69 @@ func BenchmarkAdmitRelease(b *testing.B) {
 		g.Release()
 	}
 }
+
+// A released arena is kept while another grant is live and reused by the next grant of the
+// same size without a driver allocation; a different size, other processes growing past the
+// limit, or the last release give it back.
+func TestSpareArena(t *testing.T) {
+	ctx := context.Background()
+	admit := func(t *testing.T, a *AccountingAllocator, bytes uint64) *Grant {
+		t.Helper()
+		g, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, bytes)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Prepare(); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	for _, tc := range []struct {
+		name       string
+		next       uint64 // the third grant's arena
+		othersGrow uint64 // other processes' growth after the release
+		wantAllocs int    // driver allocations in all
+		wantSpare  bool   // the kept arena survives until the third grant
+	}{
+		{"same size reuses", 300 * mib, 0, 2, true},
+		{"other size frees first", 200 * mib, 0, 3, true},
+		{"others grow past the limit", 300 * mib, 600 * mib, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev, a := newTestAllocator(t, 1024*mib, 0, 100*mib)
+			g1 := admit(t, a, 300*mib)
+			g2 := admit(t, a, 300*mib)
+			g1.Release()
+			if st := a.Stats(); st.Spare != RoundAlloc(300*mib) || st.Allocated != 2*RoundAlloc(300*mib) || st.Reserved != RoundAlloc(300*mib) {
+				t.Fatalf("after the first release: %+v", st)
+			}
+			if tc.othersGrow > 0 {
+				dev.SetOthers(tc.othersGrow)
+				if err := a.Refresh(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := a.Stats().Spare != 0; got != tc.wantSpare {
+				t.Fatalf("spare kept = %v, want %v", got, tc.wantSpare)
+			}
+			if tc.othersGrow > 0 {
+				dev.SetOthers(0)
+				if err := a.Refresh(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g3 := admit(t, a, tc.next)
+			if st := a.Stats(); st.Spare != 0 {
+				t.Fatalf("spare still kept with the third grant prepared: %+v", st)
+			}
+			if ds := dev.Stats(); ds.Allocs != tc.wantAllocs || ds.PeakAllocated > 1024*mib-100*mib {
+				t.Fatalf("driver allocations %d (want %d), peak %d", ds.Allocs, tc.wantAllocs, ds.PeakAllocated)
+			}
+			g2.Release()
+			g3.Release()
+			if st, ds := a.Stats(), dev.Stats(); st.Allocated != 0 || st.Spare != 0 || st.Reserved != 0 || ds.Allocated != 0 {
+				t.Fatalf("after the last release: books %+v, device %+v", st, ds)
+			}
+		})
+	}
+}
