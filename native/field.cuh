@@ -329,6 +329,78 @@ struct alignas(16) mont {
         T[2 * N - 1] = ptx::addc(E[2 * N - 1], O[2 * N - 2]);
     }
 
+    // The row steps of the products below keep T = E + W·O in two arrays: E takes the
+    // products of even words, O those of odd words, so every product lands in an aligned
+    // register pair (see mul_ptx).
+
+    // Row i adds x·y to T; the first row sets T. f, the word left by the previous row's
+    // division, enters at position 0 and its carry at O's word 0.
+    __device__ __forceinline__ static void row_mul(uint32_t E[N], uint32_t O[N], const uint32_t *x,
+                                                   uint32_t y, uint32_t f, int i) {
+        if (i == 0) {
+#pragma unroll
+            for (int k = 0; k < N; k += 2) {
+                const uint64_t pe = (uint64_t)x[k] * y, po = (uint64_t)x[k + 1] * y;
+                E[k] = (uint32_t)pe;
+                E[k + 1] = (uint32_t)(pe >> 32);
+                O[k] = (uint32_t)po;
+                O[k + 1] = (uint32_t)(po >> 32);
+            }
+        } else {
+            E[0] = ptx::add_cc(E[0], f);
+            mad_pairs<true, false>(O, x + 1, y);
+            mad_pairs<false, true>(E, x, y);
+            O[N - 1] = ptx::addc(O[N - 1], 0);
+        }
+    }
+
+    // T += x·y within a row (after row_mul).
+    __device__ __forceinline__ static void row_mad(uint32_t E[N], uint32_t O[N], const uint32_t *x,
+                                                   uint32_t y) {
+        mad_pairs<false, false>(O, x + 1, y);
+        mad_pairs<false, true>(E, x, y);
+        O[N - 1] = ptx::addc(O[N - 1], 0);
+    }
+
+    // After T += q·m made E[0] zero: T / W = O + E[1] + E[2..N-1]·W, so E[1] becomes the next
+    // row's f, O the next E and E's words 2.. the next O (a shift by two keeps pairs aligned).
+    __device__ __forceinline__ static void row_divide(uint32_t E[N], uint32_t O[N], uint32_t &f,
+                                                      int i) {
+        f = E[1];
+        if (i + 1 < N) {
+            uint32_t e[N];
+#pragma unroll
+            for (int k = 0; k < N; k++) e[k] = O[k];
+#pragma unroll
+            for (int k = 0; k < N - 2; k++) O[k] = E[k + 2];
+            O[N - 2] = 0;
+            O[N - 1] = 0;
+#pragma unroll
+            for (int k = 0; k < N; k++) E[k] = e[k];
+        }
+    }
+
+    // Row i's reduction: T += q·m with q = E[0]·(-m^-1) mod W, then row_divide.
+    __device__ __forceinline__ static void row_reduce(uint32_t E[N], uint32_t O[N],
+                                                      const uint32_t m[N], uint32_t &f, int i) {
+        const uint32_t q = E[0] * C::inv;
+        mad_pairs<false, true>(E, m, q);
+        O[N - 1] = ptx::addc(O[N - 1], 0);
+        mad_pairs<false, false>(O, m + 1, q);
+        row_divide(E, O, f, i);
+    }
+
+    // The value after the last row: O + f + E[2..N-1]·W (below 2m; not reduced).
+    __device__ __forceinline__ static mont row_result(const uint32_t E[N], const uint32_t O[N],
+                                                      uint32_t f) {
+        mont r;
+        r.v[0] = ptx::add_cc(O[0], f);
+#pragma unroll
+        for (int k = 1; k < N - 1; k++) r.v[k] = ptx::addc_cc(O[k], E[k + 1]);
+        r.v[N - 1] = ptx::addc(O[N - 1], 0);
+        return r;
+    }
+
     // Montgomery reduction T·W^-N of T < m·W^N (result < m). The low half is reduced word by
     // word in mul_ptx's even/odd layout (giving at most m), then the high half (below m) is added.
     __device__ __forceinline__ static mont redc_ptx(const uint32_t T[2 * N]) {
@@ -355,24 +427,9 @@ struct alignas(16) mont {
             }
             mad_pairs<false, true>(E, m, q);
             O[N - 1] = ptx::addc(O[N - 1], 0);
-            f = E[1];
-            if (i + 1 < N) {
-                uint32_t e[N];
-#pragma unroll
-                for (int k = 0; k < N; k++) e[k] = O[k];
-#pragma unroll
-                for (int k = 0; k < N - 2; k++) O[k] = E[k + 2];
-                O[N - 2] = 0;
-                O[N - 1] = 0;
-#pragma unroll
-                for (int k = 0; k < N; k++) E[k] = e[k];
-            }
+            row_divide(E, O, f, i);
         }
-        mont r;
-        r.v[0] = ptx::add_cc(O[0], f);
-#pragma unroll
-        for (int k = 1; k < N - 1; k++) r.v[k] = ptx::addc_cc(O[k], E[k + 1]);
-        r.v[N - 1] = ptx::addc(O[N - 1], 0);
+        mont r = row_result(E, O, f);
         r.v[0] = ptx::add_cc(r.v[0], T[N]);
 #pragma unroll
         for (int k = 1; k < N; k++) r.v[k] = ptx::addc_cc(r.v[k], T[N + k]);
@@ -424,47 +481,11 @@ struct alignas(16) mont {
         uint32_t E[N], O[N], f = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i], di = nd[i];
-            if (i == 0) {
-#pragma unroll
-                for (int k = 0; k < N; k += 2) {
-                    const uint64_t pe = (uint64_t)a.v[k] * bi, po = (uint64_t)a.v[k + 1] * bi;
-                    E[k] = (uint32_t)pe;
-                    E[k + 1] = (uint32_t)(pe >> 32);
-                    O[k] = (uint32_t)po;
-                    O[k + 1] = (uint32_t)(po >> 32);
-                }
-            } else {
-                E[0] = ptx::add_cc(E[0], f);
-                mad_pairs<true, false>(O, a.v + 1, bi);
-                mad_pairs<false, true>(E, a.v, bi);
-                O[N - 1] = ptx::addc(O[N - 1], 0);
-            }
-            mad_pairs<false, false>(O, c.v + 1, di);
-            mad_pairs<false, true>(E, c.v, di);
-            O[N - 1] = ptx::addc(O[N - 1], 0);
-            const uint32_t q = E[0] * C::inv;
-            mad_pairs<false, true>(E, m, q);
-            O[N - 1] = ptx::addc(O[N - 1], 0);
-            mad_pairs<false, false>(O, m + 1, q);
-            f = E[1];
-            if (i + 1 < N) {
-                uint32_t e[N];
-#pragma unroll
-                for (int k = 0; k < N; k++) e[k] = O[k];
-#pragma unroll
-                for (int k = 0; k < N - 2; k++) O[k] = E[k + 2];
-                O[N - 2] = 0;
-                O[N - 1] = 0;
-#pragma unroll
-                for (int k = 0; k < N; k++) E[k] = e[k];
-            }
+            row_mul(E, O, a.v, b.v[i], f, i);
+            row_mad(E, O, c.v, nd[i]);
+            row_reduce(E, O, m, f, i);
         }
-        mont r;
-        r.v[0] = ptx::add_cc(O[0], f);
-#pragma unroll
-        for (int k = 1; k < N - 1; k++) r.v[k] = ptx::addc_cc(O[k], E[k + 1]);
-        r.v[N - 1] = ptx::addc(O[N - 1], 0);
+        mont r = row_result(E, O, f);
         reduce_once(r.v);
         return r;
     }
@@ -485,45 +506,10 @@ struct alignas(16) mont {
         uint32_t E[N], O[N], f = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            const uint32_t bi = b.v[i];
-            if (i == 0) {
-#pragma unroll
-                for (int k = 0; k < N; k += 2) {
-                    const uint64_t pe = (uint64_t)a.v[k] * bi, po = (uint64_t)a.v[k + 1] * bi;
-                    E[k] = (uint32_t)pe;
-                    E[k + 1] = (uint32_t)(pe >> 32);
-                    O[k] = (uint32_t)po;
-                    O[k + 1] = (uint32_t)(po >> 32);
-                }
-            } else {
-                E[0] = ptx::add_cc(E[0], f);
-                mad_pairs<true, false>(O, a.v + 1, bi);
-                mad_pairs<false, true>(E, a.v, bi);
-                O[N - 1] = ptx::addc(O[N - 1], 0);
-            }
-            const uint32_t q = E[0] * C::inv;
-            mad_pairs<false, true>(E, m, q);
-            O[N - 1] = ptx::addc(O[N - 1], 0);
-            mad_pairs<false, false>(O, m + 1, q);
-            // E[0] is zero now: T / W = O + E[1] + E[2..N-1]·W.
-            f = E[1];
-            if (i + 1 < N) {
-                uint32_t e[N];
-#pragma unroll
-                for (int k = 0; k < N; k++) e[k] = O[k];
-#pragma unroll
-                for (int k = 0; k < N - 2; k++) O[k] = E[k + 2];
-                O[N - 2] = 0;
-                O[N - 1] = 0;
-#pragma unroll
-                for (int k = 0; k < N; k++) E[k] = e[k];
-            }
+            row_mul(E, O, a.v, b.v[i], f, i);
+            row_reduce(E, O, m, f, i);
         }
-        mont r;
-        r.v[0] = ptx::add_cc(O[0], f);
-#pragma unroll
-        for (int k = 1; k < N - 1; k++) r.v[k] = ptx::addc_cc(O[k], E[k + 1]);
-        r.v[N - 1] = ptx::addc(O[N - 1], 0);
+        mont r = row_result(E, O, f);
         reduce_once(r.v);
         return r;
     }
