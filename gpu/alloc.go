@@ -94,7 +94,9 @@ type AccountingAllocator struct {
 	// A released arena kept for the next grant of the same size while another grant is live:
 	// freeing and allocating tens of GiB takes the driver for 20–40 ms, during which the other
 	// worker's kernel calls wait and the GPU idles. It stays booked in allocated, not reserved;
-	// every other allocation frees it first.
+	// every other allocation frees it first. Reuse relies on a released grant's device work
+	// being done (its kernels synchronize before they return, its uploads are waited for):
+	// cudaFree's implicit device-wide wait no longer stands between two grants.
 	spare     DevicePtr
 	spareSize uint64
 }
@@ -601,7 +603,9 @@ func (g *Grant) Release() {
 		// the space finds it free in the driver.
 		a.spareMu.Lock()
 		a.mu.Lock()
-		keep := a.spare == 0 && a.grants > 1 // another grant's next partition may want it
+		// Kept while another grant's next partition may want it, and only within the limit
+		// once this grant's reservation is returned.
+		keep := a.spare == 0 && a.grants > 1 && a.reserved-g.reserved+g.Plan.Peak <= a.limitLocked()
 		if keep {
 			a.spare, a.spareSize = arena, g.Plan.Peak
 		}

@@ -418,23 +418,41 @@ func TestSpareArena(t *testing.T) {
 		return g
 	}
 	for _, tc := range []struct {
-		name       string
-		next       uint64 // the third grant's arena
-		othersGrow uint64 // other processes' growth after the release
-		wantAllocs int    // driver allocations in all
-		wantSpare  bool   // the kept arena survives until the third grant
+		name        string
+		next        uint64 // the third grant's arena
+		othersEarly uint64 // other processes' usage before the release
+		othersGrow  uint64 // other processes' growth after the release
+		wantAllocs  int    // driver allocations in all
+		wantSpare   bool   // the kept arena survives until the third grant
 	}{
-		{"same size reuses", 300 * mib, 0, 2, true},
-		{"other size frees first", 200 * mib, 0, 3, true},
-		{"others grow past the limit", 300 * mib, 600 * mib, 3, false},
+		{"same size reuses", 300 * mib, 0, 0, 2, true},
+		{"other size frees first", 200 * mib, 0, 0, 3, true},
+		{"others grow past the limit", 300 * mib, 0, 600 * mib, 3, false},
+		{"others past the limit at release", 300 * mib, 400 * mib, 0, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev, a := newTestAllocator(t, 1024*mib, 0, 100*mib)
 			g1 := admit(t, a, 300*mib)
 			g2 := admit(t, a, 300*mib)
+			if tc.othersEarly > 0 {
+				dev.SetOthers(tc.othersEarly)
+				if err := a.Refresh(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			g1.Release()
-			if st := a.Stats(); st.Spare != RoundAlloc(300*mib) || st.Allocated != 2*RoundAlloc(300*mib) || st.Reserved != RoundAlloc(300*mib) {
+			wantSpare := RoundAlloc(300 * mib)
+			if tc.othersEarly > 0 {
+				wantSpare = 0
+			}
+			if st := a.Stats(); st.Spare != wantSpare || st.Allocated != RoundAlloc(300*mib)+wantSpare || st.Reserved != RoundAlloc(300*mib) {
 				t.Fatalf("after the first release: %+v", st)
+			}
+			if tc.othersEarly > 0 {
+				dev.SetOthers(0)
+				if err := a.Refresh(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if tc.othersGrow > 0 {
 				dev.SetOthers(tc.othersGrow)
