@@ -1,5 +1,6 @@
-// Device and pinned host memory for package gpu's allocator, plain copies, and uploads on one
-// dedicated copy stream per device. Nothing else in native/ allocates device memory.
+// Device and pinned host memory for package gpu's allocator, plain copies, uploads on one
+// dedicated copy stream per device, and the per-device pools of streams and events
+// (pool.cuh). Nothing else in native/ allocates device memory.
 #include <mutex>
 #include <vector>
 
