@@ -153,7 +153,11 @@ extern "C" snarkd_status snarkd_memcpy_htod(int32_t ordinal, void *dst, const vo
                                             size_t bytes) {
     snarkd_status st = use_device(ordinal);
     if (st != SNARKD_OK) return st;
-    SNARKD_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    // cudaMemcpy from pageable memory may return before the DMA has landed, and kernels on the
+    // workers' non-blocking streams do not wait for the legacy stream: wait for the copy itself
+    // (the legacy stream does not wait for those streams either).
+    SNARKD_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cudaStreamLegacy));
+    SNARKD_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     return SNARKD_OK;
 }
 
