@@ -394,16 +394,18 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 		if err := upload("c", b.p, frBytes(in.c)); err != nil {
 			return err
 		}
-		return kernel("ntt h (−c, /Z, inverse)", []devRange{a, b}, func() (time.Duration, error) {
-			t1, err := dom.Transform(ctx, b.p, NTTToCoset)
+		// c has degree < n: its coefficients are what transforming its coset evaluations back
+		// would give, so a·b goes back from the coset and c only needs its inverse transform.
+		return kernel("ntt h (inverse, −c, /Z)", []devRange{a, b}, func() (time.Duration, error) {
+			t1, err := dom.Transform(ctx, b.p, NTTInverse)
 			if err != nil {
 				return 0, err
 			}
-			t2, err := dom.Combine(ctx, a.p, b.p, HSubDivZ)
+			t2, err := dom.Transform(ctx, a.p, NTTCosetInverse)
 			if err != nil {
 				return 0, err
 			}
-			t3, err := dom.Transform(ctx, a.p, NTTCosetInverse)
+			t3, err := dom.Combine(ctx, a.p, b.p, HSubDivZ)
 			return t1 + t2 + t3, err
 		})
 	default:

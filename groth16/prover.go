@@ -121,8 +121,11 @@ func padTo(v []fr.Element, m int) []fr.Element {
 }
 
 // ComputeH computes the coefficients of h(X) = (A(X)·B(X) − C(X)) / Z(X) as bellperson does
-// (iFFT, coset FFT with generator 7, a·b − c, divide by Z on the coset, inverse coset FFT) and
-// returns the first m − 1 of them. It overwrites a, b and c; the result aliases a's storage.
+// (evaluations on the coset g·H with generator 7, divided by the constant Z(g·X) there) and
+// returns the first m − 1 of them. Since C has degree < m, transforming (a·b − c)/Z back from
+// the coset equals transforming a·b back minus C's coefficients, both over Z: c only needs its
+// inverse FFT (six transforms instead of seven, the same result). It overwrites a, b and c;
+// the result aliases a's storage.
 func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	n := len(a)
 	if len(b) != n || len(c) != n {
@@ -136,14 +139,14 @@ func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	a, b, c = padTo(a, m), padTo(b, m), padTo(c, m)
 	nb := fft.WithNbTasks(runtime.GOMAXPROCS(0))
 	g := dom.FrMultiplicativeGen
-	for _, v := range [][]fr.Element{a, b, c} {
+	for _, v := range [][]fr.Element{a, b} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		// Evaluations → coefficients → ·g^i → evaluations on the coset g·H. With tables, gnark
 		// scales bit-reversed coefficients itself and returns natural order; without, the
 		// coefficients are put back in order, scaled here, and the evaluations stay
-		// bit-reversed (the same order for a, b and c, which is all a·b − c needs).
+		// bit-reversed (the same order for a and b, which is all a·b needs).
 		dom.FFTInverse(v, fft.DIF, nb)
 		if dom.precomputed {
 			dom.FFT(v, fft.DIT, fft.OnCoset(), nb)
@@ -156,6 +159,26 @@ func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// C's coefficients, bit-reversed.
+	dom.FFTInverse(c, fft.DIF, nb)
+	_ = parallelFor(m, func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			a[i].Mul(&a[i], &b[i])
+		}
+		return nil
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Coset evaluations of A·B → coefficients (scaled by g^−i): bit-reversed with tables, like
+	// c's; natural order without, where c is put in order instead.
+	if dom.precomputed {
+		dom.FFTInverse(a, fft.DIF, fft.OnCoset(), nb)
+	} else {
+		dom.FFTInverse(a, fft.DIT, nb)
+		scalePowers(a, dom.FrMultiplicativeGenInv)
+		fft.BitReverse(c)
+	}
 	// Z(gX) = g^m·X^m − 1 = g^m − 1 on the coset (X^m = 1).
 	var zInv fr.Element
 	zInv.Exp(g, new(big.Int).SetUint64(uint64(m)))
@@ -163,17 +186,12 @@ func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	zInv.Sub(&zInv, &one).Inverse(&zInv)
 	_ = parallelFor(m, func(lo, hi int) error {
 		for i := lo; i < hi; i++ {
-			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &zInv)
+			a[i].Sub(&a[i], &c[i]).Mul(&a[i], &zInv)
 		}
 		return nil
 	})
-	// Coset evaluations → coefficients of h(X) (scaled by g^−i), in natural order.
 	if dom.precomputed {
-		dom.FFTInverse(a, fft.DIF, fft.OnCoset(), nb)
 		fft.BitReverse(a)
-	} else {
-		dom.FFTInverse(a, fft.DIT, nb)
-		scalePowers(a, dom.FrMultiplicativeGenInv)
 	}
 	return a[:m-1], nil
 }

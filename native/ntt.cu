@@ -241,9 +241,16 @@ __device__ __forceinline__ void chunk_round(const chunk_mem &m, uint32_t lg_c, u
             for (int k = 0; k < (1 << R); k++) {
                 if (k & (1 << d)) continue;
                 const uint32_t e = j + ((uint32_t)(k & ((1 << d) - 1)) << lo);
-                const fr_t w = m.twiddle(s, INV ? (1u << s) - e : e);
                 const fr_t p = x[k];
                 fr_t q = x[k + (1 << d)];
+                if (d == 0 && lo == 0) {
+                    // Span 1: the twiddle is 1 (forward) or -1 (inverse, which the inverse
+                    // butterflies' swapped signs cancel), so both forms are p + q, p - q.
+                    x[k] = p + q;
+                    x[k + 1] = p - q;
+                    continue;
+                }
+                const fr_t w = m.twiddle(s, INV ? (1u << s) - e : e);
                 if (DIF) {
                     x[k] = p + q;
                     x[k + (1 << d)] = (INV ? q - p : p - q) * w;
@@ -328,9 +335,9 @@ __global__ void scale_powers(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t 
 }
 
 // In-place bit-reversal permutation, then element p (natural index) is multiplied by
-// c * x^p when lo/hi are given, or by c when scale is set.
+// c * x^p when lo/hi are given, or by c when scale is set, and sub[p] subtracted when given.
 __global__ void bitrev_scale(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t *hi, uint32_t ls,
-                             bool scale, fr_t c) {
+                             bool scale, fr_t c, const fr_t *sub) {
     size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= ((size_t)1 << lg_n)) return;
     size_t q = bitrev((uint32_t)p, lg_n);
@@ -346,6 +353,10 @@ __global__ void bitrev_scale(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t 
         // After the swap, position p holds vq and position q holds vp.
         vq = vq * fp_;
         vp = vp * fq;
+    }
+    if (sub != nullptr) {
+        vq = vq - sub[p];
+        vp = vp - sub[q];
     }
     a[p] = vq;
     a[q] = vp;
@@ -371,7 +382,7 @@ constexpr size_t BR_SMEM = 2 * 2 * (BR_SLOTS + BR_SIDE) * 16;
 
 __global__ void __launch_bounds__(BR_THREADS) bitrev_tiles(fr_t *a, uint32_t lg_n, const fr_t *lo,
                                                            const fr_t *hi, uint32_t ls, bool scale,
-                                                           fr_t c) {
+                                                           fr_t c, const fr_t *sub) {
     extern __shared__ __align__(16) uint4 br_smem[];
     const uint32_t mb = lg_n - 2 * BR_BITS, M = blockIdx.x, Mr = bitrev(M, mb);
     if (M > Mr) return;
@@ -416,16 +427,17 @@ __global__ void __launch_bounds__(BR_THREADS) bitrev_tiles(fr_t *a, uint32_t lg_
                 if (lo != nullptr) f = f * lo[p & mask];
                 v = v * f;
             }
+            if (sub != nullptr) v = v - sub[p];
             a[p] = v;
         }
     }
 }
 
-// a = (a * b - c) * z
-__global__ void h_pointwise(fr_t *a, const fr_t *b, const fr_t *c, uint32_t lg_n, fr_t z) {
+// a = a * b
+__global__ void h_pointwise(fr_t *a, const fr_t *b, uint32_t lg_n) {
     size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= ((size_t)1 << lg_n)) return;
-    a[p] = (a[p] * b[p] - c[p]) * z;
+    a[p] = a[p] * b[p];
 }
 
 // a <- a*b (op SNARKD_H_MUL) or a <- (a - b)*z (SNARKD_H_SUB_DIV_Z).
@@ -450,17 +462,18 @@ tables small_tables(const snarkd_ntt_domain *d) {
 
 unsigned blocks_for(size_t n, unsigned threads) { return (unsigned)((n + threads - 1) / threads); }
 
-// In place: bit-reversal permutation, then element p times c * x^p (lo/hi given) or c (scale).
+// In place: bit-reversal permutation, then element p times c * x^p (lo/hi given) or c (scale),
+// minus sub[p] (sub given).
 snarkd_status run_bitrev(fr_t *a, uint32_t lg_n, const fr_t *lo, const fr_t *hi, uint32_t ls,
-                         bool scale, fr_t c, cudaStream_t st) {
+                         bool scale, fr_t c, cudaStream_t st, const fr_t *sub = nullptr) {
     if (lg_n >= 2 * BR_BITS) {
         SNARKD_CHECK(cudaFuncSetAttribute(bitrev_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)BR_SMEM));
         bitrev_tiles<<<1u << (lg_n - 2 * BR_BITS), BR_THREADS, BR_SMEM, st>>>(a, lg_n, lo, hi, ls,
-                                                                              scale, c);
+                                                                              scale, c, sub);
     } else
         bitrev_scale<<<blocks_for((size_t)1 << lg_n, GLOBAL_THREADS), GLOBAL_THREADS, 0, st>>>(
-            a, lg_n, lo, hi, ls, scale, c);
+            a, lg_n, lo, hi, ls, scale, c, sub);
     SNARKD_CHECK(cudaGetLastError());
     return SNARKD_OK;
 }
@@ -627,7 +640,9 @@ struct event_timer {
     }
 };
 
-snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaStream_t st) {
+// The inverse kinds multiply every output by 1/n times extra, then subtract sub (when given).
+snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaStream_t st,
+                       const fr_t &extra = fr_t::one(), const fr_t *sub = nullptr) {
     const uint32_t lg_n = d->lg_n;
     const size_t n = (size_t)1 << lg_n;
     const tables tb = small_tables(d);
@@ -649,7 +664,7 @@ snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaSt
             if ((s = run_dif(a, d, true, st)) != SNARKD_OK) return s;
             bool coset = kind == SNARKD_NTT_COSET_INVERSE;
             return run_bitrev(a, lg_n, coset ? tb.gi_lo : nullptr, coset ? tb.gi_hi : nullptr, ls,
-                              true, n_inv, st);
+                              true, n_inv * extra, st, sub);
         }
         case SNARKD_NTT_TO_COSET:
             return run_to_coset(a, d, st);
@@ -750,12 +765,18 @@ extern "C" snarkd_status snarkd_ntt_h(int32_t ordinal, const snarkd_ntt_domain *
     const size_t n = (size_t)1 << lg_n;
     const unsigned nb = blocks_for(n, GLOBAL_THREADS);
     const fr_t z_inv = load_fr(d->z_inv);
-    fr_t *vec[3] = {(fr_t *)a, (fr_t *)b, (fr_t *)c};
+    // (A·B - C)/Z on the coset g·H, where Z is the constant g^n - 1, transformed back is
+    // cosetINTT(A·B)/(g^n - 1) - C/(g^n - 1): C has degree < n, so its coefficients are c's
+    // plain inverse transform and c never goes to the coset (6 transforms instead of 7).
+    fr_t *vec[2] = {(fr_t *)a, (fr_t *)b};
     for (fr_t *x : vec)
         if ((s = ntt_body(d, x, SNARKD_NTT_TO_COSET, tm.st)) != SNARKD_OK) return s;
-    h_pointwise<<<nb, GLOBAL_THREADS, 0, tm.st>>>(vec[0], vec[1], vec[2], lg_n, z_inv);
+    h_pointwise<<<nb, GLOBAL_THREADS, 0, tm.st>>>(vec[0], vec[1], lg_n);
     SNARKD_CHECK(cudaGetLastError());
-    if ((s = ntt_body(d, vec[0], SNARKD_NTT_COSET_INVERSE, tm.st)) != SNARKD_OK) return s;
+    if ((s = ntt_body(d, (fr_t *)c, SNARKD_NTT_INVERSE, tm.st, z_inv)) != SNARKD_OK) return s;
+    if ((s = ntt_body(d, vec[0], SNARKD_NTT_COSET_INVERSE, tm.st, z_inv, (const fr_t *)c)) !=
+        SNARKD_OK)
+        return s;
     return tm.end();
 }
 

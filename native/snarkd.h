@@ -138,7 +138,8 @@ snarkd_status snarkd_ntt(int32_t ordinal, const snarkd_ntt_domain *d, void *data
                          float *elapsed_ms);
 
 /* Groth16 H step on evaluations a, b, c (each 2^lg_n Fr on the device, natural order):
- * a <- coefficients of (A*B - C) / Z computed on the coset g*H; b and c are clobbered. */
+ * a <- coefficients of (A*B - C) / Z computed on the coset g*H, as cosetINTT(A*B)/Z minus
+ * C's coefficients/Z (six transforms); b and c are clobbered. */
 snarkd_status snarkd_ntt_h(int32_t ordinal, const snarkd_ntt_domain *d, void *a, void *b, void *c,
                            float *elapsed_ms);
 
