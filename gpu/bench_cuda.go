@@ -26,6 +26,8 @@ type KernelBenchConfig struct {
 	G1Logs   []uint // G1 MSM sizes, uniform scalars, resident and streamed, and 0/1-heavy
 	G1Split  []uint // extra sizes for the 0/1-heavy G1 MSM only (e.g. 27)
 	G2Logs   []uint // G2 MSM sizes, resident and streamed
+	G1Dense  []uint // extra sizes for a uniform-scalar G1 MSM on the device only
+	Windows  []uint // window sizes the G1Dense MSMs run at (none: chosen by size)
 	Distinct uint   // log2 of distinct random points, tiled to each size
 	Seed     uint64
 	// Log receives one line per timed run and per consistency check.
@@ -224,7 +226,7 @@ func (e *benchEnv) ntt() error {
 		if err != nil {
 			return err
 		}
-		e.rows = append(e.rows, summarize("H step (7 NTTs)", lg, "device", dev, wall, ""))
+		e.rows = append(e.rows, summarize("H step (6 transforms)", lg, "device", dev, wall, ""))
 		for _, b := range bufs {
 			_ = e.mem.Free(b)
 		}
@@ -272,8 +274,8 @@ func (e *benchEnv) msmCase(curve Curve, lg uint, mode string, req *MSMRequest) (
 	return last, nil
 }
 
-func (e *benchEnv) msm(curve Curve, logs, splitOnly []uint) error {
-	all := slices.Concat(logs, splitOnly)
+func (e *benchEnv) msm(curve Curve, logs, splitOnly, dense []uint) error {
+	all := slices.Concat(logs, splitOnly, dense)
 	if len(all) == 0 {
 		return nil
 	}
@@ -361,13 +363,35 @@ func (e *benchEnv) msm(curve Curve, logs, splitOnly []uint) error {
 		}
 		e.logf("MSM %s 2^%d: resident and streamed results agree", curveName(curve), lg)
 	}
+	windows := e.cfg.Windows
+	if len(windows) == 0 {
+		windows = []uint{0}
+	}
+	for _, lg := range dense {
+		var first string
+		for i, c := range windows {
+			mode := "resident"
+			if c != 0 {
+				mode = fmt.Sprintf("resident, c=%d", c)
+			}
+			res, err := e.msmCase(curve, lg, mode, &MSMRequest{N: 1 << lg, PointsDevice: devPts, ScalarsDevice: devSc, WindowBits: c})
+			if err != nil {
+				return err
+			}
+			if i == 0 {
+				first = res
+			} else if res != first {
+				return fmt.Errorf("MSM %s 2^%d: windows %d and %d give different results", curveName(curve), lg, windows[0], c)
+			}
+		}
+	}
 	if curve != G1 {
 		return nil
 	}
 	if err := load("01"); err != nil {
 		return err
 	}
-	for _, lg := range all {
+	for _, lg := range slices.Concat(logs, splitOnly) {
 		m := 1 << lg
 		res, err := e.msmCase(curve, lg, "resident, 95% 0/1, split", &MSMRequest{N: m, PointsDevice: devPts, ScalarsDevice: devSc, Split01: true})
 		if err != nil {
@@ -405,10 +429,10 @@ func KernelBench(ctx context.Context, cfg KernelBenchConfig) ([]KernelBenchRow, 
 	if err := e.ntt(); err != nil {
 		return e.rows, err
 	}
-	if err := e.msm(G1, cfg.G1Logs, cfg.G1Split); err != nil {
+	if err := e.msm(G1, cfg.G1Logs, cfg.G1Split, cfg.G1Dense); err != nil {
 		return e.rows, err
 	}
-	if err := e.msm(G2, cfg.G2Logs, nil); err != nil {
+	if err := e.msm(G2, cfg.G2Logs, nil, nil); err != nil {
 		return e.rows, err
 	}
 	return e.rows, nil

@@ -31,7 +31,8 @@ func envLogs(t *testing.T, name, def string) []uint {
 
 // TestKernelBenchReport runs KernelBench (the code behind `snarkd bench gpu`) when
 // SNARKD_KERNEL_BENCH is set, for GPU hosts that have the test binary but not the daemon.
-// Sizes come from SNARKD_BENCH_{NTT,G1,G1SPLIT,G2} (comma-separated log2 sizes).
+// Sizes come from SNARKD_BENCH_{NTT,G1,G1SPLIT,G2,G1DENSE} (comma-separated log2 sizes), the
+// G1DENSE MSMs' windows from SNARKD_BENCH_WINDOWS.
 func TestKernelBenchReport(t *testing.T) {
 	if os.Getenv("SNARKD_KERNEL_BENCH") == "" {
 		t.Skip("set SNARKD_KERNEL_BENCH=1 to run the kernel benchmark")
@@ -44,6 +45,8 @@ func TestKernelBenchReport(t *testing.T) {
 		G1Logs:  envLogs(t, "SNARKD_BENCH_G1", "20"),
 		G1Split: envLogs(t, "SNARKD_BENCH_G1SPLIT", ""),
 		G2Logs:  envLogs(t, "SNARKD_BENCH_G2", "20"),
+		G1Dense: envLogs(t, "SNARKD_BENCH_G1DENSE", ""),
+		Windows: envLogs(t, "SNARKD_BENCH_WINDOWS", ""),
 		Log:     os.Stderr,
 	}
 	rows, err := KernelBench(context.Background(), cfg)

@@ -44,7 +44,7 @@ type MSMRequest struct {
 	// Split01 sums the points whose scalar is exactly 1 by batch addition and drops scalars 0,
 	// so only the other scalars enter the bucket method (Filecoin's 0/1-heavy witnesses).
 	Split01 bool
-	// WindowBits is the signed-digit window (4..20); 0 chooses by size (wider for dense MSMs).
+	// WindowBits is the signed-digit window (4..24); 0 chooses by size (wider for dense MSMs).
 	WindowBits uint
 	// ChunkLog is log2 of the points per chunk; 0 chooses (2^26 resident, 2^22 streamed).
 	ChunkLog uint

@@ -176,6 +176,14 @@ const (
 	msmModelSMs      = 132 // SM count the model assumes for the scalar-1 partial sums (H100/H200)
 )
 
+// msmReducePerThread mirrors native reduce_per_thread: buckets per reduce thread.
+func msmReducePerThread(nb uint64) uint64 {
+	if nb >= 1<<19 {
+		return 64
+	}
+	return 16
+}
+
 func align256(x uint64) uint64 { return (x + 255) &^ 255 }
 
 // MSMWorkspace mirrors native make_layout: digits and point references for every window, twice
@@ -198,7 +206,7 @@ func (ModelSizer) MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog
 	nb := uint64(1) << (wbits - 1)
 	nseg := (chunk + msmSegment - 1) / msmSegment
 	xyzz := 2 * c.AffineBytes() // four coordinates
-	bpw := max(1, nb/(msmReduceThreads*16))
+	bpw := max(1, nb/(msmReduceThreads*msmReducePerThread(nb)))
 	ones := uint64(0)
 	if split {
 		ones = 2 * msmModelSMs

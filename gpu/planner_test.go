@@ -27,9 +27,10 @@ func TestModelSizer(t *testing.T) {
 		// scalar staging 2·2^18·32.
 		{G2, 1 << 20, MSMScalarsOnHost, 18, 4*16<<20 + (2<<20 + 1<<20) + 16<<15*384 +
 			2*16<<11*384 + 16<<11*4 + 16*8*256*384 + 16*8*384 + 2<<18*32},
-		// 2^27 points in 2^26 chunks: 20-bit windows, 13 of them, 2^19 buckets, 128 blocks.
+		// 2^27 points in 2^26 chunks: 20-bit windows, 13 of them, 2^19 buckets, 64 to a reduce
+		// thread: 32 blocks.
 		{G1, 1 << 27, 0, 26, 4*13<<28 + (8<<26 + 1<<20) + 13<<19*192 +
-			2*13<<19*192 + 13<<19*4 + 13*128*256*192 + 13*128*192},
+			2*13<<19*192 + 13<<19*4 + 13*32*256*192 + 13*32*192},
 		// The scalar-0/1 split sizes the window for a sixteenth of the chunk (2^24 → 16 bits) and
 		// adds flags, tail and scalar-1 indices, two counters and 264 blocks of partial sums.
 		{G1, 1 << 24, MSMSplit01, 24, 4*16<<26 + (8<<24 + 1<<20) + 16<<15*192 +

@@ -29,6 +29,10 @@ using namespace snarkd;
 
 constexpr uint32_t SEG = 128;           // sorted entries summed per thread
 constexpr unsigned REDUCE_THREADS = 256;
+// Buckets per reduce thread: each thread also spends about c doublings on its first bucket's
+// weight, so the 2^19 buckets of a 20-bit window go 64 to a thread (a 2^27 MSM: 4 ms less than
+// 16); smaller windows keep 16, where fewer threads would leave the GPU idle.
+constexpr uint32_t reduce_per_thread(uint32_t nb) { return nb >= (1u << 19) ? 64 : 16; }
 constexpr unsigned ONES_THREADS = 256;
 constexpr uint32_t NO_KEY = 0xffffffffu;
 constexpr uint32_t DEFAULT_RESIDENT_CHUNK_LOG = 26;
@@ -198,13 +202,16 @@ __global__ void reduce_kernel(const P *buckets, uint32_t nb, uint32_t per_thread
             run.add(bk[x - 1]);
             acc.add(run);
         }
-        // acc = sum (x - lo + 1) * B_x; add lo * run for the weights x + 1.
-        P q = P::inf();
-        for (int bit = 31; bit >= 0; bit--) {
-            q = q.dbl();
-            if ((lo >> bit) & 1) q.add(run);
+        // acc = sum (x - lo + 1) * B_x; add lo * run for the weights x + 1 (double-and-add
+        // from lo's top bit: lo < nb, so about c of 64 bits).
+        if (lo != 0) {
+            P q = run;
+            for (int bit = 62 - __clzll((long long)lo); bit >= 0; bit--) {
+                q = q.dbl();
+                if ((lo >> bit) & 1) q.add(run);
+            }
+            acc.add(q);
         }
-        acc.add(q);
     }
     P *sc = scratch + (size_t)(w * bpw + b) * blockDim.x;
     sc[tid] = acc;
@@ -524,7 +531,7 @@ extern "C" snarkd_status snarkd_msm_plan_make(int32_t ordinal, int32_t curve, ui
                                               snarkd_msm_plan *plan) {
     if (plan == nullptr || (curve != SNARKD_CURVE_G1 && curve != SNARKD_CURVE_G2) ||
         npoints == 0 || npoints > ((uint64_t)1 << 31) - 1 ||
-        (plan->window_bits != 0 && (plan->window_bits < 4 || plan->window_bits > 20)) ||
+        (plan->window_bits != 0 && (plan->window_bits < 4 || plan->window_bits > 24)) ||
         plan->chunk_log > 30 || (plan->flags & ~7u)) {
         snarkd::set_last_error("msm_plan_make: bad arguments");
         return SNARKD_ERR_INVALID_ARGUMENT;
@@ -552,7 +559,7 @@ extern "C" snarkd_status snarkd_msm_plan_make(int32_t ordinal, int32_t curve, ui
     }
     p.num_windows = (256 + p.window_bits - 1) / p.window_bits;
     const uint32_t nb = 1u << (p.window_bits - 1);
-    p.blocks_per_window = std::max(1u, nb / (REDUCE_THREADS * 16));
+    p.blocks_per_window = std::max(1u, nb / (REDUCE_THREADS * reduce_per_thread(nb)));
     p.ones_blocks = (p.flags & SNARKD_MSM_SPLIT01) ? (uint32_t)(2 * sms) : 0;
     p.out_points = p.num_windows * p.blocks_per_window + p.ones_blocks;
     p.reserved = 0;

@@ -7,30 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/gpu"
 )
-
-// parseLogs reads a comma-separated list of log2 sizes ("20,24,26"); empty means none.
-func parseLogs(s string) ([]uint, error) {
-	var out []uint
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(f), "2^"))
-		if f == "" {
-			continue
-		}
-		v, err := strconv.ParseUint(f, 10, 8)
-		if err != nil || v < 1 || v > 28 {
-			return nil, fmt.Errorf("bad size %q (want log2 sizes 1..28, e.g. 20,24)", f)
-		}
-		out = append(out, uint(v))
-	}
-	return out, nil
-}
 
 func benchGPUCommand() *cli.Command {
 	return &cli.Command{
@@ -43,6 +24,8 @@ func benchGPUCommand() *cli.Command {
 			&cli.StringFlag{Name: "g1", Value: "20,22,24,26", Usage: "G1 MSM sizes: uniform scalars resident and streamed, and 95% 0/1 scalars"},
 			&cli.StringFlag{Name: "g1-split", Value: "27", Usage: "extra sizes for the 95% 0/1 G1 MSM only"},
 			&cli.StringFlag{Name: "g2", Value: "20,22,24,26", Usage: "G2 MSM sizes: resident and streamed"},
+			&cli.StringFlag{Name: "g1-dense", Usage: "extra sizes for a uniform-scalar G1 MSM on the device only"},
+			&cli.StringFlag{Name: "windows", Usage: "window sizes (bits) the --g1-dense MSMs run at; default: chosen by size"},
 			&cli.UintFlag{Name: "distinct", Value: 20, Usage: "log2 of distinct random points, tiled to each size"},
 			&cli.Uint64Flag{Name: "seed", Usage: "data seed (0: random)"},
 			&cli.StringFlag{Name: "log", Usage: "file for per-run timings (default: stderr)"},
@@ -66,6 +49,12 @@ func benchGPUCommand() *cli.Command {
 				return err
 			}
 			if cfg.G2Logs, err = parseLogs(cctx.String("g2")); err != nil {
+				return err
+			}
+			if cfg.G1Dense, err = parseLogs(cctx.String("g1-dense")); err != nil {
+				return err
+			}
+			if cfg.Windows, err = parseWindows(cctx.String("windows")); err != nil {
 				return err
 			}
 			var logw io.Writer = os.Stderr
