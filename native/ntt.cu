@@ -7,8 +7,9 @@
 // 8 elements in registers); the last SMEM_LG stages run on contiguous chunks in shared memory
 // (chunk_stages). Twiddles: tables omega^k, k < n/2, expanded once per domain. A global pass
 // whose smallest span is at most 2^pass_table_lg reads its twiddles from a table of its own,
-// built with the domain (coalesced loads); the others load one twiddle per thread and derive the
-// rest with 6 products (loading all 7 from the big table scatters them over gigabytes).
+// built with the domain (coalesced loads); the others (the largest spans) load their 7 straight
+// from the omega table, where consecutive threads read nearby entries. Passes with small spans
+// would scatter those loads over gigabytes, one page per thread.
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -45,22 +46,17 @@ __global__ void expand_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_
 
 // Twiddles of a global pass of R stages (lg_low = log of the smallest span). Stage d (span
 // 2^(lg_low + d)) pairs x[k] with x[k + 2^d] for k with bit d clear, and multiplies by
-// omega_{2^(lg_low+d+1)}^(low + (k mod 2^d)·2^lg_low) = u_d · omega_{2^(d+1)}^(k mod 2^d), with
-// u_d = u^(2^(R-1-d)) and u = omega_{2^(lg_low+R)}^low: one load per thread (u) and a few
-// products replace 2^R - 1 loads scattered over the 2^(lg_n-1)-entry table. tw[e] = omega_n^e.
-__device__ __forceinline__ fr_t pass_base(const fr_t *tw, uint32_t lg_n, uint32_t lg_low, int r,
-                                          size_t low) {
-    return tw[low << (lg_n - lg_low - r)];
-}
-
-// w[m] = ud · omega_{2^(d+1)}^m for m < 2^d (the roots are the same for every thread).
+// omega_{2^(lg_low+d+1)}^(low + (k mod 2^d)·2^lg_low) = tw[(low + m·2^lg_low) << (lg_n -
+// lg_low - d - 1)], m = k mod 2^d (tw[e] = omega_n^e). Loaded straight from tw: for the passes
+// without a table of their own (the largest spans) consecutive threads read entries at most
+// 2^(lg_n - lg_low - 1) apart, each 32-byte load one sector.
 template <int R>
-__device__ __forceinline__ void stage_twiddles(fr_t (&w)[1 << (R - 1)], const fr_t &ud, int d,
-                                               const fr_t *tw, uint32_t lg_n) {
-    w[0] = ud;
+__device__ __forceinline__ void direct_twiddles(fr_t (&w)[1 << (R - 1)], const fr_t *tw, int d,
+                                                uint32_t lg_n, uint32_t lg_low, size_t low) {
 #pragma unroll
-    for (int m = 1; m < (1 << (R - 1)); m++)
-        if (m < (1 << d)) w[m] = ud * tw[(size_t)m << (lg_n - 1 - d)];
+    for (int m = 0; m < (1 << (R - 1)); m++)
+        if (m < (1 << d))
+            w[m] = tw[(low + ((size_t)m << lg_low)) << (lg_n - lg_low - (uint32_t)d - 1)];
 }
 
 // The twiddles of stage d of a pass from its table (a pass with a table of its own, see
@@ -74,7 +70,7 @@ __device__ __forceinline__ void table_twiddles(fr_t (&w)[1 << (R - 1)], const fr
 }
 
 // One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low. With TAB the
-// twiddles come from the pass's table, otherwise from tw and products.
+// twiddles come from the pass's table, otherwise straight from tw.
 template <int R, bool TAB>
 __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
     dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab) {
@@ -85,8 +81,6 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
     fr_t x[1 << R];
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) x[k] = a[base + ((size_t)k << lg_low)];
-    fr_t u;  // u_d for the current stage
-    if (!TAB) u = pass_base(tw, lg_n, lg_low, R, low);
 #pragma unroll
     for (int s = 0; s < R; s++) {
         const int d = R - 1 - s;
@@ -95,7 +89,7 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
         if (TAB)
             table_twiddles<R>(w, tab, d, lg_low, low);
         else
-            stage_twiddles<R>(w, u, d, tw, lg_n);
+            direct_twiddles<R>(w, tw, d, lg_n, lg_low, low);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
@@ -103,7 +97,6 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
             x[k] = p + q;
             x[k + hs] = (p - q) * w[k & (hs - 1)];
         }
-        if (!TAB && d > 0) u = u * u;
     }
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) a[base + ((size_t)k << lg_low)] = x[k];
@@ -120,13 +113,6 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
     fr_t x[1 << R];
 #pragma unroll
     for (int k = 0; k < (1 << R); k++) x[k] = a[base + ((size_t)k << lg_low)];
-    // Stages run d = 0 .. R-1 and need u^(2^(R-1)) first: keep the squares.
-    fr_t ud[R];
-    if (!TAB) {
-        ud[R - 1] = pass_base(tw, lg_n, lg_low, R, low);
-#pragma unroll
-        for (int d = R - 2; d >= 0; d--) ud[d] = ud[d + 1] * ud[d + 1];
-    }
 #pragma unroll
     for (int d = 0; d < R; d++) {
         const int hs = 1 << d;
@@ -134,7 +120,7 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
         if (TAB)
             table_twiddles<R>(w, tab, d, lg_low, low);
         else
-            stage_twiddles<R>(w, ud[d], d, tw, lg_n);
+            direct_twiddles<R>(w, tw, d, lg_n, lg_low, low);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
@@ -505,7 +491,7 @@ void for_each_pass(int top, int bottom, bool dif, F f) {
 }
 
 // Passes whose smallest span is at most 2^pass_table_lg(lg_n) read their twiddles from tables of
-// their own (7 coalesced loads instead of 6 products per thread); the others derive them. The
+// their own (7 coalesced loads); the others load them from the omega table (direct_twiddles). The
 // bound keeps a direction's tables near 2^(lg_n-1) bytes (67 MB at 2^27, against 2 GiB of
 // twiddles). Tables follow the domain's small tables: the forward ones, then the inverse ones.
 uint32_t pass_table_lg(uint32_t lg_n) { return std::min<uint32_t>(18, lg_n - 9); }
