@@ -19,33 +19,30 @@ func benchCommand() *cli.Command {
 	}
 }
 
-// parseLogs reads a comma-separated list of log2 sizes ("20,24,26"); empty means none.
+// parseLogs reads a comma-separated list of log2 sizes ("20,24,26" or "2^20"); empty means none.
 func parseLogs(s string) ([]uint, error) {
-	var out []uint
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(f), "2^"))
-		if f == "" {
-			continue
-		}
-		v, err := strconv.ParseUint(f, 10, 8)
-		if err != nil || v < 1 || v > 28 {
-			return nil, fmt.Errorf("bad size %q (want log2 sizes 1..28, e.g. 20,24)", f)
-		}
-		out = append(out, uint(v))
-	}
-	return out, nil
+	return parseUints(s, "2^", 1, 28, "size", "log2 sizes 1..28, e.g. 20,24")
 }
 
 // parseWindows reads a comma-separated list of Pippenger window sizes in bits ("20,22").
 func parseWindows(s string) ([]uint, error) {
+	return parseUints(s, "", 4, 24, "window", "4..24 bits, e.g. 20,22")
+}
+
+// parseUints reads comma-separated integers in [lo, hi], each optionally prefixed.
+func parseUints(s, prefix string, lo, hi uint64, what, want string) ([]uint, error) {
 	var out []uint
 	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
+		f = strings.TrimSpace(f)
+		if prefix != "" {
+			f = strings.TrimSpace(strings.TrimPrefix(f, prefix))
+		}
+		if f == "" {
 			continue
 		}
 		v, err := strconv.ParseUint(f, 10, 8)
-		if err != nil || v < 4 || v > 24 {
-			return nil, fmt.Errorf("bad window %q (want 4..24 bits, e.g. 20,22)", f)
+		if err != nil || v < lo || v > hi {
+			return nil, fmt.Errorf("bad %s %q (want %s)", what, f, want)
 		}
 		out = append(out, uint(v))
 	}
