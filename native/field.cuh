@@ -401,12 +401,17 @@ struct alignas(16) mont {
         return r;
     }
 
+    // The modulus words, as registers for the multiply-add chains.
+    __device__ __forceinline__ static void mod_words(uint32_t m[N]) {
+#pragma unroll
+        for (int i = 0; i < N; i++) m[i] = C::mod(i);
+    }
+
     // Montgomery reduction T·W^-N of T < m·W^N (result < m). The low half is reduced word by
     // word in mul_ptx's even/odd layout (giving at most m), then the high half (below m) is added.
     __device__ __forceinline__ static mont redc_ptx(const uint32_t T[2 * N]) {
         uint32_t m[N];
-#pragma unroll
-        for (int i = 0; i < N; i++) m[i] = C::mod(i);
+        mod_words(m);
         uint32_t E[N], O[N], f = 0;
 #pragma unroll
         for (int k = 0; k < N; k++) {
@@ -473,8 +478,7 @@ struct alignas(16) mont {
                                                        const mont &c, const mont &d) {
         static_assert(N == 12, "mul_sub_ptx needs 4m < W^N: Fp only");
         uint32_t m[N], nd[N];
-#pragma unroll
-        for (int i = 0; i < N; i++) m[i] = C::mod(i);
+        mod_words(m);
         nd[0] = ptx::sub_cc(m[0], d.v[0]);
 #pragma unroll
         for (int k = 1; k < N; k++) nd[k] = ptx::subc_cc(m[k], d.v[k]);
@@ -501,8 +505,7 @@ struct alignas(16) mont {
     __device__ __forceinline__ static mont mul_ptx(const mont &a, const mont &b) {
         static_assert(N % 2 == 0 && N >= 4, "even limb count");
         uint32_t m[N];
-#pragma unroll
-        for (int i = 0; i < N; i++) m[i] = C::mod(i);
+        mod_words(m);
         uint32_t E[N], O[N], f = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
