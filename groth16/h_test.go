@@ -31,13 +31,7 @@ func TestComputeHPaths(t *testing.T) {
 	}
 	h1 = append([]fr.Element(nil), h1...)
 
-	saved := precomputeMaxSize
-	precomputeMaxSize = 1
-	domains.Delete(uint64(m))
-	defer func() {
-		precomputeMaxSize = saved
-		domains.Delete(uint64(m))
-	}()
+	withoutTables(t, m)
 	a, b, c = vecs()
 	h2, err := ComputeH(context.Background(), a, b, c)
 	if err != nil {
@@ -69,6 +63,18 @@ func TestComputeHPaths(t *testing.T) {
 	if !lhs.Equal(&rhs) {
 		t.Fatal("h is not (A·B − C)/Z")
 	}
+}
+
+// withoutTables makes the domain of size m table-free (the path of large domains) until the
+// test ends.
+func withoutTables(t *testing.T, m uint64) {
+	saved := precomputeMaxSize
+	precomputeMaxSize = 1
+	domains.Delete(m)
+	t.Cleanup(func() {
+		precomputeMaxSize = saved
+		domains.Delete(m)
+	})
 }
 
 // interpolate returns the coefficients of the polynomial taking v[i] at ω^i (zero-padded to m).
@@ -123,13 +129,7 @@ func TestComputeHMatchesSevenTransforms(t *testing.T) {
 
 	for _, tables := range []bool{true, false} {
 		if !tables {
-			saved := precomputeMaxSize
-			precomputeMaxSize = 1
-			domains.Delete(uint64(m))
-			defer func() {
-				precomputeMaxSize = saved
-				domains.Delete(uint64(m))
-			}()
+			withoutTables(t, m)
 		}
 		a, b, c := append([]fr.Element(nil), a0...), append([]fr.Element(nil), b0...), append([]fr.Element(nil), c0...)
 		got, err := ComputeH(context.Background(), a, b, c)
