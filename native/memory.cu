@@ -57,6 +57,22 @@ std::mutex pool_mu;
 std::vector<cudaStream_t> free_streams[kMaxDevices];
 std::vector<cudaEvent_t> free_events[2][kMaxDevices];
 
+// Takes an element of a free list into *out; false when it is empty.
+template <class T>
+bool take_free(std::vector<T> &v, T *out) {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (v.empty()) return false;
+    *out = v.back();
+    v.pop_back();
+    return true;
+}
+
+template <class T>
+void give_free(std::vector<T> &v, T x) {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    v.push_back(x);
+}
+
 snarkd_status current_device(int *dev) {
     SNARKD_CHECK(cudaGetDevice(dev));
     if (*dev < 0 || *dev >= kMaxDevices) {
@@ -70,15 +86,7 @@ snarkd_status current_device(int *dev) {
 snarkd_status pool_get_stream(int *dev, cudaStream_t *out) {
     snarkd_status st = current_device(dev);
     if (st != SNARKD_OK) return st;
-    {
-        std::lock_guard<std::mutex> lock(pool_mu);
-        auto &v = free_streams[*dev];
-        if (!v.empty()) {
-            *out = v.back();
-            v.pop_back();
-            return SNARKD_OK;
-        }
-    }
+    if (take_free(free_streams[*dev], out)) return SNARKD_OK;
     SNARKD_CHECK(cudaStreamCreateWithFlags(out, cudaStreamNonBlocking));
     return SNARKD_OK;
 }
@@ -90,22 +98,13 @@ void pool_put_stream(int dev, cudaStream_t s) {
         (void)cudaStreamDestroy(s);
         return;
     }
-    std::lock_guard<std::mutex> lock(pool_mu);
-    free_streams[dev].push_back(s);
+    give_free(free_streams[dev], s);
 }
 
 snarkd_status pool_get_event(bool timing, int *dev, cudaEvent_t *out) {
     snarkd_status st = current_device(dev);
     if (st != SNARKD_OK) return st;
-    {
-        std::lock_guard<std::mutex> lock(pool_mu);
-        auto &v = free_events[timing ? 1 : 0][*dev];
-        if (!v.empty()) {
-            *out = v.back();
-            v.pop_back();
-            return SNARKD_OK;
-        }
-    }
+    if (take_free(free_events[timing ? 1 : 0][*dev], out)) return SNARKD_OK;
     SNARKD_CHECK(cudaEventCreateWithFlags(out, timing ? cudaEventDefault : cudaEventDisableTiming));
     return SNARKD_OK;
 }
@@ -116,8 +115,7 @@ void pool_put_event(bool timing, int dev, cudaEvent_t e) {
         (void)cudaEventDestroy(e);
         return;
     }
-    std::lock_guard<std::mutex> lock(pool_mu);
-    free_events[timing ? 1 : 0][dev].push_back(e);
+    give_free(free_events[timing ? 1 : 0][dev], e);
 }
 }  // namespace snarkd
 

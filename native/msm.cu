@@ -236,8 +236,9 @@ __global__ void ones_kernel(const uint32_t *idx, const uint32_t *count, const A 
                             P *scratch, P *partial) {
     P acc = P::inf();
     const uint32_t m = *count, stride = gridDim.x * blockDim.x;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if constexpr (sizeof(A) <= sizeof(g1_affine)) {
-        uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+        uint32_t j = t;
         // G1: the next point is loaded while this one is added (one block of 8 warps per SM
         // leaves the dependent gather exposed otherwise); G2's points would spill registers.
         A next;
@@ -248,9 +249,7 @@ __global__ void ones_kernel(const uint32_t *idx, const uint32_t *count, const A 
             acc.add_affine(p);
         }
     } else {
-        for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < m;
-             j += gridDim.x * blockDim.x)
-            acc.add_affine(points[idx[j]]);
+        for (uint32_t j = t; j < m; j += stride) acc.add_affine(points[idx[j]]);
     }
     P *sc = scratch + (size_t)blockIdx.x * blockDim.x;
     sc[threadIdx.x] = acc;

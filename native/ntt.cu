@@ -50,13 +50,17 @@ __global__ void expand_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_
 // lg_low - d - 1)], m = k mod 2^d (tw[e] = omega_n^e). Loaded straight from tw: for the passes
 // without a table of their own (the largest spans) consecutive threads read entries at most
 // 2^(lg_n - lg_low - 1) apart, each 32-byte load one sector.
+__device__ __forceinline__ fr_t pass_twiddle(const fr_t *tw, uint32_t lg_n, uint32_t lg_low,
+                                             uint32_t d, uint32_t m, size_t low) {
+    return tw[(low + ((size_t)m << lg_low)) << (lg_n - lg_low - d - 1)];
+}
+
 template <int R>
 __device__ __forceinline__ void direct_twiddles(fr_t (&w)[1 << (R - 1)], const fr_t *tw, int d,
                                                 uint32_t lg_n, uint32_t lg_low, size_t low) {
 #pragma unroll
     for (int m = 0; m < (1 << (R - 1)); m++)
-        if (m < (1 << d))
-            w[m] = tw[(low + ((size_t)m << lg_low)) << (lg_n - lg_low - (uint32_t)d - 1)];
+        if (m < (1 << d)) w[m] = pass_twiddle(tw, lg_n, lg_low, (uint32_t)d, (uint32_t)m, low);
 }
 
 // The twiddles of stage d of a pass from its table (a pass with a table of its own, see
@@ -143,7 +147,7 @@ __global__ void build_pass_table(fr_t *tab, const fr_t *tw, uint32_t lg_n, uint3
     const uint32_t q = (uint32_t)(i >> lg_low);
     const size_t low = i & (((size_t)1 << lg_low) - 1);
     const uint32_t d = 31 - __clz(q + 1), m = q + 1 - (1u << d);
-    tab[i] = tw[(low + ((size_t)m << lg_low)) << (lg_n - lg_low - d - 1)];
+    tab[i] = pass_twiddle(tw, lg_n, lg_low, d, m, low);
 }
 
 // The stages with spans 2^(lg_c - 1) .. 1 run on chunks of 2^lg_c contiguous elements in shared
