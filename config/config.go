@@ -53,7 +53,8 @@ type GPU struct {
 	VRAMHeadroom Bytes `toml:"VRAMHeadroom" env:"SNARKD_GPU_VRAM_HEADROOM"`
 	// WorkersPerDevice is how many partitions run on one GPU at once.
 	WorkersPerDevice int `toml:"WorkersPerDevice" env:"SNARKD_GPU_WORKERS_PER_DEVICE"`
-	// PinnedBudget bounds page-locked host memory for uploads; 0 means a quarter of RAM.
+	// PinnedBudget bounds page-locked host memory: upload buffers and the SRS vectors that
+	// stream to the GPUs, locked in place; 0 means a quarter of RAM.
 	PinnedBudget Bytes `toml:"PinnedBudget" env:"SNARKD_GPU_PINNED_BUDGET"`
 	// SRSResidency keeps the SRS of hot circuits in VRAM where it fits beside every worker's
 	// largest plan.

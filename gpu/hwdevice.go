@@ -101,6 +101,17 @@ func (d *HardwareDevice) HostFree(m HostMem) error {
 	return b.Free()
 }
 
+// HostRegister implements Device with cudaHostRegister (portable).
+func (d *HardwareDevice) HostRegister(b []byte) (HostMem, error) {
+	if err := RegisterHost(b); err != nil {
+		return HostMem{}, err
+	}
+	return HostMem{Bytes: b, Size: uint64(len(b)), Pinned: true, handle: uintptr(unsafe.Pointer(&b[0]))}, nil
+}
+
+// HostUnregister implements Device with cudaHostUnregister.
+func (d *HardwareDevice) HostUnregister(m HostMem) error { return UnregisterHost(m.Bytes) }
+
 // CopyToDevice copies src.Bytes (pinned or pageable) to dst.
 func (d *HardwareDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error {
 	if err := ctx.Err(); err != nil {

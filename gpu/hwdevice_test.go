@@ -184,3 +184,56 @@ func TestHardwareCopyToDeviceAsync(t *testing.T) {
 		t.Fatalf("empty copy: %v", err)
 	}
 }
+
+// TestHardwarePinHost page-locks Go memory in place through the pool, copies from it
+// asynchronously, and unregisters it on Trim.
+func TestHardwarePinHost(t *testing.T) {
+	if n, err := DeviceCount(); err != nil || n == 0 {
+		t.Skip("no CUDA device visible")
+	}
+	ctx := context.Background()
+	dev, err := NewHardwareDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 24<<20 + 96
+	dst, err := dev.Alloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = dev.Free(dst) }()
+	v := make([]byte, size)
+	for i := range v {
+		v[i] = byte(i*197 + i>>10)
+	}
+	pool := NewPinnedPool(dev, 1<<30)
+	release, ok := pool.PinHost(v)
+	if !ok {
+		t.Fatalf("pinning %d bytes failed: %+v", size, pool.Stats())
+	}
+	if _, err := dev.HostRegister(v); err == nil {
+		t.Fatal("registering pinned memory a second time succeeded: PinHost did not register it")
+	}
+	p, err := dev.CopyToDeviceAsync(ctx, dst, HostMem{Bytes: v, Size: size, Pinned: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, size)
+	if err := CopyDeviceToHost(0, unsafe.Pointer(&got[0]), dst, size); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, v) {
+		t.Fatal("device copy of the pinned vector differs")
+	}
+	release()
+	pool.Trim()
+	if st := pool.Stats(); st.Registered != 0 || st.Pins != 1 {
+		t.Fatalf("after trim: %+v", st)
+	}
+	if err := dev.HostUnregister(HostMem{Bytes: v}); err == nil {
+		t.Fatal("unregistering after Trim succeeded: Trim left the vector registered")
+	}
+}

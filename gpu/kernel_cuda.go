@@ -123,6 +123,23 @@ func (b *PinnedBuffer) Free() error {
 	return err
 }
 
+// RegisterHost page-locks b, host memory that outlives the registration (Go memory must stay
+// referenced), so that copies from it run at full PCIe speed; UnregisterHost undoes it.
+func RegisterHost(b []byte) error {
+	if len(b) == 0 {
+		return fmt.Errorf("gpu: registering an empty host buffer")
+	}
+	return check("registering "+FormatBytes(uint64(len(b)))+" of host memory", C.snarkd_host_register(unsafe.Pointer(&b[0]), C.size_t(len(b))))
+}
+
+// UnregisterHost undoes RegisterHost(b).
+func UnregisterHost(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return check("unregistering host memory", C.snarkd_host_unregister(unsafe.Pointer(&b[0])))
+}
+
 // CopyHostToDevice copies size bytes from host memory src to dst on device ordinal.
 func CopyHostToDevice(ordinal int, dst DevicePtr, src unsafe.Pointer, size uint64) error {
 	return check("copy to device", C.snarkd_memcpy_htod(C.int32_t(ordinal), devPtr(dst), src, C.size_t(size)))

@@ -48,6 +48,11 @@ type Device interface {
 	HostAlloc(bytes uint64) (HostMem, error)
 	// HostFree returns page-locked memory made by HostAlloc.
 	HostFree(m HostMem) error
+	// HostRegister page-locks existing host memory b (kept referenced by the caller) for
+	// copies to any device; HostUnregister undoes it.
+	HostRegister(b []byte) (HostMem, error)
+	// HostUnregister undoes HostRegister.
+	HostUnregister(m HostMem) error
 	// CopyToDevice copies src (pinned or pageable) to device memory at dst.
 	CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error
 	// CopyToDeviceAsync starts copying src to dst on the device's copy stream and returns at

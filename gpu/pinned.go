@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
+	"unsafe"
 )
 
 // PinnedStats counts what a pinned pool did.
@@ -15,12 +17,19 @@ type PinnedStats struct {
 	Reuses        int    `json:"reuses"`
 	Fallbacks     int    `json:"fallbacks"`
 	FallbackBytes uint64 `json:"fallback_bytes"`
+	// Registered is host memory page-locked in place for streaming (PinHost), part of Held.
+	Registered uint64 `json:"registered"`
+	Pins       int    `json:"pins"` // registrations made
+	// PinFallbacks counts PinHost calls that left a vector in pageable memory.
+	PinFallbacks     int    `json:"pin_fallbacks"`
+	PinFallbackBytes uint64 `json:"pin_fallback_bytes"`
 }
 
 // PinnedPool hands out page-locked host buffers for uploads within a budget, caching released
 // buffers because cudaHostAlloc is slow and serializes the driver. When the budget is spent,
 // Acquire says so and the caller uploads from pageable memory; the fallback is counted and
-// reported to OnFallback (a metric hook).
+// reported to OnFallback (a metric hook). Within the same budget it page-locks in place the
+// host vectors that partitions stream from (PinHost: SRS points not resident in VRAM).
 type PinnedPool struct {
 	dev    Device
 	budget uint64
@@ -33,6 +42,23 @@ type PinnedPool struct {
 	inUse  map[uintptr]HostMem
 	cached []HostMem
 	stats  PinnedStats
+	// pins are the vectors registered by PinHost, by address; unpinnable remembers the
+	// addresses whose registration failed (tried once until Trim), warned those already logged
+	// as not fitting the budget.
+	pins       map[uintptr]*hostPin
+	pinned     uint64
+	unpinnable map[uintptr]bool
+	warned     map[uintptr]bool
+}
+
+// hostPin is one vector registered by PinHost.
+type hostPin struct {
+	key  uintptr
+	mem  HostMem
+	refs int
+	used time.Time // last release
+	// ready is closed once the registration finished; nil after that.
+	ready chan struct{}
 }
 
 // DefaultPinnedBudget is a quarter of physical memory (4 GiB where that is unknown).
@@ -49,7 +75,144 @@ func NewPinnedPool(dev Device, budget uint64) *PinnedPool {
 	if budget == 0 {
 		budget = DefaultPinnedBudget()
 	}
-	return &PinnedPool{dev: dev, budget: budget, inUse: map[uintptr]HostMem{}}
+	return &PinnedPool{dev: dev, budget: budget, inUse: map[uintptr]HostMem{},
+		pins: map[uintptr]*hostPin{}, unpinnable: map[uintptr]bool{}, warned: map[uintptr]bool{}}
+}
+
+// stagingReserve is the part of the budget that PinHost leaves to upload staging (a few
+// rings of uploadChunk buffers per worker).
+func (p *PinnedPool) stagingReserve() uint64 { return min(p.budget/2, 2<<30) }
+
+// PinHost page-locks b in place, a host vector that partitions stream to the device (SRS
+// points), so that its copies run at full PCIe speed instead of through the driver's pageable
+// staging (a quarter of the speed). The registration is kept across partitions until it has
+// been idle long enough (UnpinIdleSince) or Trim. Pins stay within the budget less a reserve
+// for upload staging. ok = false when b does not fit or cannot be registered (tried once): it
+// then streams from pageable memory (counted, logged once). Call release once the partition no
+// longer copies from b; the pool keeps b referenced while it is registered.
+func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
+	noop := func() {}
+	if len(b) == 0 {
+		return noop, false
+	}
+	key, size := uintptr(unsafe.Pointer(&b[0])), uint64(len(b))
+	p.mu.Lock()
+	for {
+		e, found := p.pins[key]
+		if !found {
+			break
+		}
+		if e.ready != nil {
+			ch := e.ready
+			p.mu.Unlock()
+			<-ch
+			p.mu.Lock()
+			continue
+		}
+		if e.mem.Size < size {
+			break // a longer view of a registered vector: not covered
+		}
+		e.refs++
+		p.mu.Unlock()
+		return p.releaser(e), true
+	}
+	if p.unpinnable[key] || p.pins[key] != nil {
+		p.mu.Unlock()
+		p.pinFallback(size)
+		return noop, false
+	}
+	// Make room among the cached staging buffers. Pins are not traded for one another: two
+	// vectors that every partition streams would register gigabytes per partition; an idle one
+	// gives its room back when it expires (UnpinIdleSince).
+	var free []HostMem
+	limit := p.budget - p.stagingReserve()
+	for size <= limit && p.pinned+size <= limit && p.held+size > p.budget && len(p.cached) > 0 {
+		free = append(free, p.cached[0])
+		p.held -= p.cached[0].Size
+		p.cached = p.cached[1:]
+	}
+	fits := p.pinned+size <= limit && p.held+size <= p.budget
+	var e *hostPin
+	if fits {
+		e = &hostPin{key: key, refs: 1, ready: make(chan struct{})}
+		p.pins[key] = e
+		p.pinned += size
+		p.held += size
+	}
+	warn := !fits && !p.warned[key]
+	if warn {
+		p.warned[key] = true
+	}
+	p.mu.Unlock()
+	p.freeAll(free)
+	if !fits {
+		if warn {
+			log.Warnw("host vector streams from pageable memory: the pinned budget cannot hold it",
+				"bytes", FormatBytes(size), "budget", FormatBytes(p.budget), "pinned", FormatBytes(p.Stats().Registered),
+				"staging_reserve", FormatBytes(p.stagingReserve()))
+		}
+		p.pinFallback(size)
+		return noop, false
+	}
+	t0 := time.Now()
+	m, err := p.dev.HostRegister(b)
+	p.mu.Lock()
+	close(e.ready)
+	e.ready = nil
+	if err != nil {
+		delete(p.pins, key)
+		p.pinned -= size
+		p.held -= size
+		p.unpinnable[key] = true
+		p.mu.Unlock()
+		log.Warnw("host vector streams from pageable memory: page-locking it failed", "bytes", FormatBytes(size), "err", err)
+		p.pinFallback(size)
+		return noop, false
+	}
+	e.mem = m
+	p.stats.Pins++
+	p.mu.Unlock()
+	log.Infow("page-locked host vector for streaming", "bytes", FormatBytes(size), "took", time.Since(t0).Round(time.Millisecond))
+	return p.releaser(e), true
+}
+
+// releaser returns PinHost's release for e (idempotent).
+func (p *PinnedPool) releaser(e *hostPin) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			e.refs--
+			e.used = time.Now()
+			p.mu.Unlock()
+		})
+	}
+}
+
+// dropPin removes an idle pin from the books (the caller unregisters it). Lock held.
+func (p *PinnedPool) dropPin(e *hostPin) {
+	delete(p.pins, e.key)
+	p.pinned -= e.mem.Size
+	p.held -= e.mem.Size
+}
+
+func (p *PinnedPool) unregisterAll(es []*hostPin) {
+	for _, e := range es {
+		if err := p.dev.HostUnregister(e.mem); err != nil {
+			log.Errorw("unregistering pinned host memory", "err", err)
+		}
+	}
+}
+
+func (p *PinnedPool) pinFallback(size uint64) {
+	p.mu.Lock()
+	p.stats.PinFallbacks++
+	p.stats.PinFallbackBytes += size
+	hook := p.OnFallback
+	p.mu.Unlock()
+	if hook != nil {
+		hook(size)
+	}
 }
 
 // Acquire returns a page-locked buffer of at least size bytes (Size is set to size), or
@@ -134,7 +297,31 @@ func (p *PinnedPool) Release(m HostMem) error {
 	return nil
 }
 
-// Trim frees every cached buffer; buffers in use are untouched.
+// UnpinIdleSince unregisters the pins no partition has used since t and returns their bytes.
+func (p *PinnedPool) UnpinIdleSince(t time.Time) uint64 {
+	p.mu.Lock()
+	var unpin []*hostPin
+	var bytes uint64
+	for _, e := range p.pins {
+		if e.refs == 0 && e.ready == nil && e.used.Before(t) {
+			unpin = append(unpin, e)
+		}
+	}
+	for _, e := range unpin {
+		p.dropPin(e)
+		bytes += e.mem.Size
+	}
+	if len(unpin) > 0 {
+		// Room came back: vectors that did not fit may now.
+		clear(p.warned)
+	}
+	p.mu.Unlock()
+	p.unregisterAll(unpin)
+	return bytes
+}
+
+// Trim frees every cached buffer and unregisters every idle pin; buffers and pins in use are
+// untouched.
 func (p *PinnedPool) Trim() {
 	p.mu.Lock()
 	drop := p.cached
@@ -142,7 +329,9 @@ func (p *PinnedPool) Trim() {
 	for _, m := range drop {
 		p.held -= m.Size
 	}
+	clear(p.unpinnable)
 	p.mu.Unlock()
+	p.UnpinIdleSince(time.Now().Add(time.Hour))
 	p.freeAll(drop)
 }
 
@@ -159,7 +348,7 @@ func (p *PinnedPool) Stats() PinnedStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.stats
-	s.Budget, s.Held = p.budget, p.held
+	s.Budget, s.Held, s.Registered = p.budget, p.held, p.pinned
 	for _, m := range p.inUse {
 		s.InUse += m.Size
 	}

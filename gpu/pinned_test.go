@@ -1,6 +1,11 @@
 package gpu
 
-import "testing"
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
 
 func TestPinnedPool(t *testing.T) {
 	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
@@ -64,5 +69,122 @@ func TestPinnedPool(t *testing.T) {
 func TestDefaultPinnedBudget(t *testing.T) {
 	if b := DefaultPinnedBudget(); b < 1<<28 {
 		t.Fatalf("DefaultPinnedBudget = %d", b)
+	}
+}
+
+func TestPinHost(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	p := NewPinnedPool(dev, 100*mib) // staging reserve 50 MiB: pins take at most 50 MiB
+	var fallbacks []uint64
+	p.OnFallback = func(n uint64) { fallbacks = append(fallbacks, n) }
+	vec := func(n uint64) []byte { return make([]byte, n) }
+	a, b, c, d := vec(20*mib), vec(25*mib), vec(10*mib), vec(5*mib)
+	pin := func(v []byte) (func(), bool) {
+		t.Helper()
+		return p.PinHost(v)
+	}
+
+	relA1, ok1 := pin(a)
+	relA2, ok2 := pin(a) // a second partition streaming the same vector shares the registration
+	if !ok1 || !ok2 || p.Stats().Pins != 1 || dev.Stats().HostRegistered != 20*mib {
+		t.Fatalf("pinning a twice: %v %v, pool %+v, device %+v", ok1, ok2, p.Stats(), dev.Stats())
+	}
+	relA1()
+	relA1() // idempotent
+	relA2()
+	time.Sleep(time.Millisecond)
+	cut := time.Now() // after a's last release, before b's
+	time.Sleep(time.Millisecond)
+	relB, ok := pin(b)
+	if !ok || p.Stats().Registered != 45*mib {
+		t.Fatalf("pinning b: %v %+v", ok, p.Stats())
+	}
+	relB()
+	// c does not fit beside a and b, which are idle but recently used: it streams from pageable
+	// memory rather than trade registrations with them every partition.
+	if _, ok := pin(c); ok {
+		t.Fatal("c pinned past the budget")
+	}
+	if st := p.Stats(); st.PinFallbacks != 1 || st.PinFallbackBytes != 10*mib || len(fallbacks) != 1 {
+		t.Fatalf("after c's fallback: %+v, hook %v", st, fallbacks)
+	}
+	// Expiry unpins what has been idle since a point in time: a (released before b), not b.
+	if n := p.UnpinIdleSince(cut); n != 20*mib {
+		t.Fatalf("UnpinIdleSince released %d bytes, want a's %d", n, 20*mib)
+	}
+	relC, ok := pin(c)
+	if !ok || dev.Stats().HostRegistered != 35*mib || p.Stats().Registered != 35*mib {
+		t.Fatalf("pinning c after a expired: %v, pool %+v, device %+v", ok, p.Stats(), dev.Stats())
+	}
+	// Pins in use are never dropped: with b and c held, a cannot come back.
+	relB, _ = pin(b)
+	if _, ok := pin(a); ok {
+		t.Fatal("a pinned by dropping a pin in use")
+	}
+	// Upload staging shares the budget: with 65 MiB of staging in use nothing else fits; once
+	// the staging buffer is cached, a pin frees it.
+	s, ok := p.Acquire(65 * mib)
+	if !ok {
+		t.Fatal("staging within the budget failed")
+	}
+	if _, ok := pin(d); ok {
+		t.Fatal("d pinned past the budget with staging in use")
+	}
+	if err := p.Release(s); err != nil {
+		t.Fatal(err)
+	}
+	relD, ok := pin(d)
+	if !ok || dev.Stats().HostPinned != 0 || p.Stats().Held != 40*mib {
+		t.Fatalf("pinning d after staging was released: %v, pool %+v, device %+v", ok, p.Stats(), dev.Stats())
+	}
+	// A failed registration is not retried: the vector streams from pageable memory.
+	e := vec(mib)
+	dev.InjectRegisterFailures(1)
+	for i := 0; i < 2; i++ {
+		if _, ok := pin(e); ok {
+			t.Fatalf("attempt %d: e pinned after its registration failed", i)
+		}
+	}
+	if st := p.Stats(); st.Pins != 4 || st.Registered != 40*mib {
+		t.Fatalf("after e: %+v", st)
+	}
+	// Trim unregisters every idle pin and leaves the ones in use.
+	relB()
+	relC()
+	p.Trim()
+	if st := p.Stats(); st.Registered != 5*mib || dev.Stats().HostRegistered != 5*mib {
+		t.Fatalf("after trim with d in use: pool %+v, device %+v", st, dev.Stats())
+	}
+	relD()
+	p.Trim()
+	if st := p.Stats(); st.Registered != 0 || st.Held != 0 || dev.Stats().HostRegistered != 0 {
+		t.Fatalf("after the last trim: pool %+v, device %+v", st, dev.Stats())
+	}
+}
+
+func TestPinHostConcurrent(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	p := NewPinnedPool(dev, 100*mib)
+	v := make([]byte, 10*mib)
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			release, ok := p.PinHost(v)
+			if !ok {
+				failed.Add(1)
+			}
+			release()
+		}()
+	}
+	wg.Wait()
+	if failed.Load() != 0 || p.Stats().Pins != 1 || dev.Stats().HostRegistered != 10*mib {
+		t.Fatalf("%d failed, pool %+v, device %+v", failed.Load(), p.Stats(), dev.Stats())
+	}
+	p.Trim()
+	if dev.Stats().HostRegistered != 0 {
+		t.Fatalf("after trim: %+v", dev.Stats())
 	}
 }

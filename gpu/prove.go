@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -278,6 +279,39 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 	return out, err
 }
 
+// pinStreamedSRS page-locks in place the SRS point vectors that a plan streams from host memory
+// (PinnedPool.PinHost: copies from them then run at full PCIe speed) and returns the function
+// that releases them.
+func pinStreamedSRS(run *Run, pk *groth16.Parameters) (release func()) {
+	var rels []func()
+	if !run.Plan.SRSResident && run.Pinned != nil {
+		for _, b := range [][]byte{g1Bytes(pk.H), g1Bytes(pk.L), g1Bytes(pk.A), g1Bytes(pk.BG1), g2Bytes(pk.BG2)} {
+			if rel, ok := run.Pinned.PinHost(b); ok {
+				rels = append(rels, rel)
+			}
+		}
+	}
+	return func() {
+		for _, r := range rels {
+			r()
+		}
+	}
+}
+
+func g1Bytes(v []bls.G1Affine) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(G1.AffineBytes()))
+}
+
+func g2Bytes(v []bls.G2Affine) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(G2.AffineBytes()))
+}
+
 // simulatedWork runs a partition on a simulated device: the plan's uploads and resident
 // vectors through the device's copy model, and the arithmetic on the CPU inside the kernel
 // slots. The CPU result is kept across out-of-memory retries.
@@ -293,6 +327,7 @@ func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *pa
 			return nil, err
 		}
 	}
+	defer pinStreamedSRS(run, pk)()
 	// The pre-staged vectors go back to back on the copy stream, as on hardware; the kernel
 	// waits for them, and none is left running into the arena when this returns.
 	type upload struct {

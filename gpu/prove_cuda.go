@@ -47,20 +47,6 @@ func frBytes(v []fr.Element) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*FrBytes)
 }
 
-func g1Bytes(v []bls.G1Affine) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(G1.AffineBytes()))
-}
-
-func g2Bytes(v []bls.G2Affine) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(G2.AffineBytes()))
-}
-
 // The kernels read gnark-crypto's layouts directly.
 var (
 	_ = [1]int{}[unsafe.Sizeof(fr.Element{})-FrBytes]
@@ -135,6 +121,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			points[q] = p
 		}
 	}
+	defer pinStreamedSRS(run, pk)()
 	buf := func(name string) (devRange, error) {
 		p, size, err := run.Buffer(name)
 		return devRange{p, size}, err

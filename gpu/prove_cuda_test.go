@@ -37,8 +37,10 @@ func hardwareScheduler(t testing.TB, workers int, resident bool, filter func([]P
 	if err != nil {
 		t.Fatal(err)
 	}
+	// SNARKD_GPU_PINNED_GIB sets the pinned budget (default: a quarter of RAM).
+	pinned := uint64(envLogN("SNARKD_GPU_PINNED_GIB", 0)) << 30
 	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: workers, SRSResidency: resident,
-		Sizer: KernelSizer(0), PlanFilter: filter, ResidentTTL: -1,
+		Sizer: KernelSizer(0), PlanFilter: filter, ResidentTTL: -1, PinnedBudget: pinned,
 		Allocator: AllocatorConfig{Headroom: headroom}})
 	if err != nil {
 		t.Fatal(err)
@@ -459,10 +461,12 @@ func TestHardwarePartitionBench(t *testing.T) {
 		p := NewProver(sched)
 		// Warm-up: loads the resident vectors and the NTT tables.
 		r, s := fixedRS(0)
+		tw := time.Now()
 		if _, err := p.Prove(context.Background(), ProveRequest{JobID: "warm", Kind: KindPoRep, SRSKey: "bench",
 			PK: pk, PA: pa, R: r, S: s}); err != nil {
 			t.Fatalf("%s warm-up: %v", mode, err)
 		}
+		warm := time.Since(tw)
 		done := make([]time.Time, n)
 		results := make([]ProveResult, n)
 		var wg sync.WaitGroup
@@ -489,6 +493,7 @@ func TestHardwarePartitionBench(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		ps := sched.Pinned().Stats()
 		_ = sched.Close()
 		for i, err := range errs {
 			if err != nil {
@@ -498,6 +503,10 @@ func TestHardwarePartitionBench(t *testing.T) {
 		sort.Slice(done, func(i, j int) bool { return done[i].Before(done[j]) })
 		rw := row{mode: mode, firstLatency: done[0].Sub(start), stages: stagesString(results[n-1].Stages),
 			plan: results[n-1].Run.Plan.String(), partitionsRun: n}
+		if !resident {
+			rw.plan += fmt.Sprintf("; SRS pinned in place %s, %d MSMs streamed from pageable memory", FormatBytes(ps.Registered), ps.PinFallbacks)
+		}
+		rw.plan += fmt.Sprintf("; warm-up partition %s", warm.Round(time.Millisecond))
 		if n > 1 {
 			rw.perPartition = done[n-1].Sub(done[0]) / time.Duration(n-1)
 		} else {

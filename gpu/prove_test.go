@@ -5,6 +5,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -91,13 +92,54 @@ func TestProveSimulatedTiers(t *testing.T) {
 			if st := sched.Status().Devices[0].Memory; st.Reserved != st.ResidentBytes || st.Grants != 0 {
 				t.Errorf("books after the partition: %+v", st)
 			}
+			// Streamed plans page-lock the SRS in place and keep it for the next partition.
+			wantPinned := srsHostBytes(pk)
+			if tc.resident {
+				wantPinned = 0
+			}
+			if got := sched.Pinned().Stats().Registered; got != wantPinned || dev.Stats().HostRegistered != wantPinned {
+				t.Errorf("SRS pinned in place: pool %d, device %d bytes, want %d", got, dev.Stats().HostRegistered, wantPinned)
+			}
 			if err := sched.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if st := dev.Stats(); st.Allocated != 0 {
-				t.Errorf("%d bytes still allocated after close", st.Allocated)
+			if st := dev.Stats(); st.Allocated != 0 || st.HostRegistered != 0 {
+				t.Errorf("after close: %d bytes still allocated, %d registered", st.Allocated, st.HostRegistered)
 			}
 		})
+	}
+}
+
+// srsHostBytes is the size of pk's SRS point vectors.
+func srsHostBytes(pk *groth16.Parameters) uint64 {
+	return uint64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1))*G1.AffineBytes() + uint64(len(pk.BG2))*G2.AffineBytes()
+}
+
+// TestProveSimulatedUnpinsIdleSRS: the SRS a streamed partition page-locked is unregistered once
+// no partition has used it for ResidentTTL.
+func TestProveSimulatedUnpinsIdleSRS(t *testing.T) {
+	pk := proveTestParams(t)
+	dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: 1 << 30})
+	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 1, ResidentTTL: 50 * time.Millisecond,
+		PlanFilter: OnlyTier(TierFull, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close()
+	r, s := fixedRS(3)
+	if _, err := NewProver(sched).Prove(context.Background(), ProveRequest{JobID: "j", Kind: KindWindowPoSt,
+		PK: pk, PA: synth(t, pk, 3), R: r, S: s}); err != nil {
+		t.Fatal(err)
+	}
+	if st := sched.Pinned().Stats(); st.Pins == 0 {
+		t.Fatalf("the streamed partition pinned nothing: %+v", st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for dev.Stats().HostRegistered != 0 || sched.Pinned().Stats().Registered != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("SRS still pinned long after ResidentTTL: %+v", sched.Pinned().Stats())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -126,7 +126,8 @@ type Metrics interface {
 	PlanGranted(device int, kind ProofKind, tier Tier, srsResident bool, bytes uint64)
 	// AllocFailed counts an out-of-memory that admission did not predict.
 	AllocFailed(device int, tier Tier)
-	// PinnedFallback counts an upload that used pageable memory because the pinned pool was spent.
+	// PinnedFallback counts an upload, or an MSM streaming its SRS points, that used pageable
+	// memory because the pinned pool was spent.
 	PinnedFallback(bytes uint64)
 }
 
@@ -140,7 +141,8 @@ type Config struct {
 	// WorkersPerDevice defaults to 2.
 	WorkersPerDevice int
 	Allocator        AllocatorConfig
-	// PinnedBudget bounds page-locked upload buffers; zero means DefaultPinnedBudget.
+	// PinnedBudget bounds page-locked upload buffers and SRS vectors locked in place for
+	// streaming; zero means DefaultPinnedBudget.
 	PinnedBudget uint64
 	// SRSResidency lets plans keep SRS point vectors in VRAM where they fit beside every
 	// worker's full plan.
@@ -249,7 +251,8 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
-// expireResident evicts resident vectors idle for ResidentTTL until Close.
+// expireResident evicts resident vectors, and unpins streamed host vectors, idle for
+// ResidentTTL until Close.
 func (s *Scheduler) expireResident() {
 	defer s.wg.Done()
 	tick := time.NewTicker(max(s.cfg.ResidentTTL/4, time.Millisecond))
@@ -263,6 +266,9 @@ func (s *Scheduler) expireResident() {
 				if n := d.alloc.EvictUnusedSince(now.Add(-s.cfg.ResidentTTL), false); n > 0 {
 					log.Infow("evicted idle resident vectors", "device", d.ordinal, "bytes", FormatBytes(n))
 				}
+			}
+			if n := s.pinned.UnpinIdleSince(now.Add(-s.cfg.ResidentTTL)); n > 0 {
+				log.Infow("unpinned idle streamed SRS vectors", "bytes", FormatBytes(n))
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // SimConfig describes one simulated GPU.
@@ -34,10 +35,12 @@ type SimStats struct {
 	FailedAllocs  int // real (device full) and injected failures
 	Injected      int
 	HostPinned    uint64
-	CopiedPinned  uint64
-	CopiedPaged   uint64
-	AsyncCopies   int // copies started by CopyToDeviceAsync
-	Launches      int
+	// HostRegistered is host memory page-locked by HostRegister and not yet unregistered.
+	HostRegistered uint64
+	CopiedPinned   uint64
+	CopiedPaged    uint64
+	AsyncCopies    int // copies started by CopyToDeviceAsync
+	Launches       int
 	// MaxConcurrentLaunches is the most Launch calls seen running at once: the scheduler's
 	// kernel lock keeps it at 1.
 	MaxConcurrentLaunches int
@@ -56,6 +59,8 @@ type SimDevice struct {
 	next     DevicePtr
 	failNext int
 	hostLive map[uintptr]uint64
+	hostRegs map[uintptr]uint64
+	failReg  int
 	active   int
 	// copyTail closes when the last copy started by CopyToDeviceAsync finished: the next one
 	// waits for it, as copies on one CUDA stream run in order.
@@ -72,7 +77,7 @@ func NewSimDevice(cfg SimConfig) *SimDevice {
 		cfg.SMCount = 132
 	}
 	return &SimDevice{cfg: cfg, others: cfg.OthersMem, live: map[DevicePtr]uint64{},
-		next: 1 << 32, hostLive: map[uintptr]uint64{}}
+		next: 1 << 32, hostLive: map[uintptr]uint64{}, hostRegs: map[uintptr]uint64{}}
 }
 
 // Info returns the simulated inventory.
@@ -177,6 +182,47 @@ func (d *SimDevice) HostFree(m HostMem) error {
 	}
 	delete(d.hostLive, m.handle)
 	d.stats.HostPinned -= size
+	return nil
+}
+
+// InjectRegisterFailures makes the next n HostRegister calls fail.
+func (d *SimDevice) InjectRegisterFailures(n int) {
+	d.mu.Lock()
+	d.failReg += n
+	d.mu.Unlock()
+}
+
+// HostRegister models page-locking b: it is counted; registering memory that is already
+// registered fails, as in CUDA.
+func (d *SimDevice) HostRegister(b []byte) (HostMem, error) {
+	if len(b) == 0 {
+		return HostMem{}, &Error{Op: "host register", Code: 1, Message: "empty host buffer"}
+	}
+	h := uintptr(unsafe.Pointer(&b[0]))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failReg > 0 {
+		d.failReg--
+		return HostMem{}, &Error{Op: "host register", Code: 2, Message: "out of memory (injected)"}
+	}
+	if _, ok := d.hostRegs[h]; ok {
+		return HostMem{}, &Error{Op: "host register", Code: 712, Message: "host memory already registered"}
+	}
+	d.hostRegs[h] = uint64(len(b))
+	d.stats.HostRegistered += uint64(len(b))
+	return HostMem{Bytes: b, Size: uint64(len(b)), Pinned: true, handle: h}, nil
+}
+
+// HostUnregister undoes HostRegister.
+func (d *SimDevice) HostUnregister(m HostMem) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	size, ok := d.hostRegs[m.handle]
+	if !ok {
+		return &Error{Op: "host unregister", Code: 713, Message: "host memory not registered"}
+	}
+	delete(d.hostRegs, m.handle)
+	d.stats.HostRegistered -= size
 	return nil
 }
 

@@ -147,6 +147,17 @@ extern "C" snarkd_status snarkd_host_free(void *ptr) {
     return SNARKD_OK;
 }
 
+extern "C" snarkd_status snarkd_host_register(void *ptr, size_t bytes) {
+    if (ptr == nullptr || bytes == 0) return SNARKD_ERR_INVALID_ARGUMENT;
+    SNARKD_CHECK(cudaHostRegister(ptr, bytes, cudaHostRegisterPortable));
+    return SNARKD_OK;
+}
+
+extern "C" snarkd_status snarkd_host_unregister(void *ptr) {
+    SNARKD_CHECK(cudaHostUnregister(ptr));
+    return SNARKD_OK;
+}
+
 extern "C" snarkd_status snarkd_memcpy_htod(int32_t ordinal, void *dst, const void *src,
                                             size_t bytes) {
     snarkd_status st = use_device(ordinal);

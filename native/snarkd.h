@@ -63,6 +63,10 @@ snarkd_status snarkd_device_free(int32_t ordinal, void *ptr);
 /* Page-locked host memory (cudaHostAlloc, portable). */
 snarkd_status snarkd_host_alloc(size_t bytes, void **ptr);
 snarkd_status snarkd_host_free(void *ptr);
+/* Page-locks existing host memory for every device (cudaHostRegister, portable), so that copies
+ * from it run at full PCIe speed; snarkd_host_unregister undoes it. */
+snarkd_status snarkd_host_register(void *ptr, size_t bytes);
+snarkd_status snarkd_host_unregister(void *ptr);
 /* Synchronous copies between host (pinned or pageable) and device memory of `ordinal`. */
 snarkd_status snarkd_memcpy_htod(int32_t ordinal, void *dst, const void *src, size_t bytes);
 snarkd_status snarkd_memcpy_dtoh(int32_t ordinal, void *dst, const void *src, size_t bytes);
