@@ -54,7 +54,7 @@ type GPU struct {
 	// WorkersPerDevice is how many partitions run on one GPU at once.
 	WorkersPerDevice int `toml:"WorkersPerDevice" env:"SNARKD_GPU_WORKERS_PER_DEVICE"`
 	// PinnedBudget bounds page-locked host memory: upload buffers and the SRS vectors that
-	// stream to the GPUs, locked in place; 0 means a quarter of RAM.
+	// stream to the GPUs, locked in place; 0 means half of RAM.
 	PinnedBudget Bytes `toml:"PinnedBudget" env:"SNARKD_GPU_PINNED_BUDGET"`
 	// SRSResidency keeps the SRS of hot circuits in VRAM where it fits beside every worker's
 	// largest plan.
@@ -75,7 +75,7 @@ func (g GPU) Validate() error {
 		return fmt.Errorf("GPU.WorkersPerDevice %d: want 1..16", g.WorkersPerDevice)
 	}
 	if g.PinnedBudget != 0 && g.PinnedBudget < 64<<20 {
-		return fmt.Errorf("GPU.PinnedBudget %s: want 0 (a quarter of RAM) or at least 64MiB", g.PinnedBudget)
+		return fmt.Errorf("GPU.PinnedBudget %s: want 0 (half of RAM) or at least 64MiB", g.PinnedBudget)
 	}
 	seen := map[int]bool{}
 	for _, d := range g.Devices {

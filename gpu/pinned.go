@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -11,7 +12,7 @@ import (
 // PinnedStats counts what a pinned pool did.
 type PinnedStats struct {
 	Budget        uint64 `json:"budget"`
-	Held          uint64 `json:"held"`   // page-locked bytes allocated (in use + cached)
+	Held          uint64 `json:"held"`   // page-locked bytes: upload buffers (in use + cached), Registered
 	InUse         uint64 `json:"in_use"` // whole buffers handed out and not yet released
 	Allocs        int    `json:"allocs"`
 	Reuses        int    `json:"reuses"`
@@ -19,7 +20,8 @@ type PinnedStats struct {
 	FallbackBytes uint64 `json:"fallback_bytes"`
 	// Registered is host memory page-locked in place for streaming (PinHost), part of Held.
 	Registered uint64 `json:"registered"`
-	Pins       int    `json:"pins"` // registrations made
+	Pins       int    `json:"pins"`        // registrations made
+	PinsInUse  int    `json:"pins_in_use"` // registered vectors partitions stream from now
 	// PinFallbacks counts PinHost calls that left a vector in pageable memory.
 	PinFallbacks     int    `json:"pin_fallbacks"`
 	PinFallbackBytes uint64 `json:"pin_fallback_bytes"`
@@ -43,28 +45,36 @@ type PinnedPool struct {
 	cached []HostMem
 	stats  PinnedStats
 	// pins are the vectors registered by PinHost, by address; unpinnable remembers the
-	// addresses whose registration failed (tried once until Trim), warned those already logged
-	// as not fitting the budget.
+	// addresses whose registration failed (tried once until Trim or Forget), warned those
+	// already logged as not fitting the budget.
 	pins       map[uintptr]*hostPin
 	pinned     uint64
+	reserve    uint64
 	unpinnable map[uintptr]bool
 	warned     map[uintptr]bool
 }
 
-// hostPin is one vector registered by PinHost.
+// hostPin is one vector registered by PinHost. It stays in the books, and in pins, until its
+// unregistration has returned, so that a PinHost racing an expiry waits instead of registering
+// memory that is still registered.
 type hostPin struct {
-	key  uintptr
-	mem  HostMem
-	refs int
-	used time.Time // last release
-	// ready is closed once the registration finished; nil after that.
+	key    uintptr
+	mem    HostMem
+	pinner runtime.Pinner // the driver keeps the address: the Go object must stay put
+	refs   int
+	used   time.Time // last release
+	forget bool      // unregister at the last release
+	// ready is closed once a registration or unregistration in progress finished; nil when
+	// none is.
 	ready chan struct{}
 }
 
-// DefaultPinnedBudget is a quarter of physical memory (4 GiB where that is unknown).
+// DefaultPinnedBudget is half of physical memory (4 GiB where that is unknown). Most of it goes
+// to SRS vectors locked in place, which occupy that memory whether locked or not; the upload
+// staging itself stays within a few rings of 64 MiB buffers per worker.
 func DefaultPinnedBudget() uint64 {
 	if ram := physicalMemory(); ram > 0 {
-		return ram / 4
+		return ram / 2
 	}
 	return 4 << 30
 }
@@ -75,13 +85,20 @@ func NewPinnedPool(dev Device, budget uint64) *PinnedPool {
 	if budget == 0 {
 		budget = DefaultPinnedBudget()
 	}
-	return &PinnedPool{dev: dev, budget: budget, inUse: map[uintptr]HostMem{},
+	return &PinnedPool{dev: dev, budget: budget, inUse: map[uintptr]HostMem{}, reserve: 2 << 30,
 		pins: map[uintptr]*hostPin{}, unpinnable: map[uintptr]bool{}, warned: map[uintptr]bool{}}
 }
 
-// stagingReserve is the part of the budget that PinHost leaves to upload staging (a few
-// rings of uploadChunk buffers per worker).
-func (p *PinnedPool) stagingReserve() uint64 { return min(p.budget/2, 2<<30) }
+// stagingReserve is the part of the budget that PinHost leaves to upload staging.
+func (p *PinnedPool) stagingReserve() uint64 { return min(p.budget/2, p.reserve) }
+
+// reserveForWorkers sizes the staging reserve for n partition workers: each can have about six
+// staged uploads in flight, of at most uploadRing chunks each.
+func (p *PinnedPool) reserveForWorkers(n int) {
+	p.mu.Lock()
+	p.reserve = max(2<<30, uint64(n)*6*uint64(uploadRing*uploadChunk))
+	p.mu.Unlock()
+}
 
 // PinHost page-locks b in place, a host vector that partitions stream to the device (SRS
 // points), so that its copies run at full PCIe speed instead of through the driver's pageable
@@ -97,26 +114,14 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 	}
 	key, size := uintptr(unsafe.Pointer(&b[0])), uint64(len(b))
 	p.mu.Lock()
-	for {
-		e, found := p.pins[key]
-		if !found {
-			break
-		}
-		if e.ready != nil {
-			ch := e.ready
-			p.mu.Unlock()
-			<-ch
-			p.mu.Lock()
-			continue
-		}
-		if e.mem.Size < size {
-			break // a longer view of a registered vector: not covered
-		}
+	e := p.pinsEntryLocked(key)
+	if e != nil && e.mem.Size >= size {
 		e.refs++
 		p.mu.Unlock()
 		return p.releaser(e), true
 	}
-	if p.unpinnable[key] || p.pins[key] != nil {
+	if e != nil || p.unpinnable[key] {
+		// A longer view of a registered vector, or one that failed to register.
 		p.mu.Unlock()
 		p.pinFallback(size)
 		return noop, false
@@ -132,7 +137,6 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 		p.cached = p.cached[1:]
 	}
 	fits := p.pinned+size <= limit && p.held+size <= p.budget
-	var e *hostPin
 	if fits {
 		e = &hostPin{key: key, refs: 1, ready: make(chan struct{})}
 		p.pins[key] = e
@@ -155,11 +159,13 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 		return noop, false
 	}
 	t0 := time.Now()
+	e.pinner.Pin(&b[0])
 	m, err := p.dev.HostRegister(b)
 	p.mu.Lock()
 	close(e.ready)
 	e.ready = nil
 	if err != nil {
+		e.pinner.Unpin()
 		delete(p.pins, key)
 		p.pinned -= size
 		p.held -= size
@@ -176,31 +182,83 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 	return p.releaser(e), true
 }
 
+// pinsEntryLocked returns the registered pin at key, waiting out a registration or
+// unregistration in progress; nil when there is none. Called and returns with the lock held.
+func (p *PinnedPool) pinsEntryLocked(key uintptr) *hostPin {
+	for {
+		e := p.pins[key]
+		if e == nil || e.ready == nil {
+			return e
+		}
+		ch := e.ready
+		p.mu.Unlock()
+		<-ch
+		p.mu.Lock()
+	}
+}
+
+// Forget drops b's registration, or marks it to go at its last release when a partition still
+// streams from it: the parameters b belongs to left the cache, and the pool must not keep them
+// alive and locked.
+func (p *PinnedPool) Forget(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	key := uintptr(unsafe.Pointer(&b[0]))
+	p.mu.Lock()
+	delete(p.unpinnable, key)
+	delete(p.warned, key)
+	e := p.pinsEntryLocked(key)
+	var unpin []*hostPin
+	if e != nil {
+		if e.refs > 0 {
+			e.forget = true
+		} else {
+			unpin = p.beginUnpinLocked(unpin, e)
+		}
+	}
+	p.mu.Unlock()
+	p.finishUnpin(unpin)
+}
+
 // releaser returns PinHost's release for e (idempotent).
 func (p *PinnedPool) releaser(e *hostPin) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			var unpin []*hostPin
 			p.mu.Lock()
 			e.refs--
 			e.used = time.Now()
+			if e.refs == 0 && e.forget {
+				unpin = p.beginUnpinLocked(unpin, e)
+			}
 			p.mu.Unlock()
+			p.finishUnpin(unpin)
 		})
 	}
 }
 
-// dropPin removes an idle pin from the books (the caller unregisters it). Lock held.
-func (p *PinnedPool) dropPin(e *hostPin) {
-	delete(p.pins, e.key)
-	p.pinned -= e.mem.Size
-	p.held -= e.mem.Size
+// beginUnpinLocked marks the idle pin e as unregistering and appends it to es; finishUnpin
+// then unregisters it outside the lock and takes it off the books.
+func (p *PinnedPool) beginUnpinLocked(es []*hostPin, e *hostPin) []*hostPin {
+	e.ready = make(chan struct{})
+	return append(es, e)
 }
 
-func (p *PinnedPool) unregisterAll(es []*hostPin) {
+func (p *PinnedPool) finishUnpin(es []*hostPin) {
 	for _, e := range es {
 		if err := p.dev.HostUnregister(e.mem); err != nil {
 			log.Errorw("unregistering pinned host memory", "err", err)
 		}
+		e.pinner.Unpin()
+		p.mu.Lock()
+		delete(p.pins, e.key)
+		p.pinned -= e.mem.Size
+		p.held -= e.mem.Size
+		close(e.ready)
+		e.ready = nil
+		p.mu.Unlock()
 	}
 }
 
@@ -304,19 +362,16 @@ func (p *PinnedPool) UnpinIdleSince(t time.Time) uint64 {
 	var bytes uint64
 	for _, e := range p.pins {
 		if e.refs == 0 && e.ready == nil && e.used.Before(t) {
-			unpin = append(unpin, e)
+			unpin = p.beginUnpinLocked(unpin, e)
+			bytes += e.mem.Size
 		}
 	}
-	for _, e := range unpin {
-		p.dropPin(e)
-		bytes += e.mem.Size
-	}
 	if len(unpin) > 0 {
-		// Room came back: vectors that did not fit may now.
+		// Room comes back: vectors that did not fit may now, and say so again if not.
 		clear(p.warned)
 	}
 	p.mu.Unlock()
-	p.unregisterAll(unpin)
+	p.finishUnpin(unpin)
 	return bytes
 }
 
@@ -349,6 +404,11 @@ func (p *PinnedPool) Stats() PinnedStats {
 	defer p.mu.Unlock()
 	s := p.stats
 	s.Budget, s.Held, s.Registered = p.budget, p.held, p.pinned
+	for _, e := range p.pins {
+		if e.refs > 0 {
+			s.PinsInUse++
+		}
+	}
 	for _, m := range p.inUse {
 		s.InUse += m.Size
 	}

@@ -163,28 +163,98 @@ func TestPinHost(t *testing.T) {
 }
 
 func TestPinHostConcurrent(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	// Registration takes a while, so the other callers find it in progress and must wait for it.
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30, RegisterLatency: 20 * time.Millisecond})
 	p := NewPinnedPool(dev, 100*mib)
-	v := make([]byte, 10*mib)
-	var wg sync.WaitGroup
-	var failed atomic.Int32
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			release, ok := p.PinHost(v)
-			if !ok {
-				failed.Add(1)
-			}
-			release()
-		}()
+	pinAll := func(v []byte) (ok int) {
+		var wg sync.WaitGroup
+		var n atomic.Int32
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				release, ok := p.PinHost(v)
+				if ok {
+					n.Add(1)
+				}
+				release()
+			}()
+		}
+		wg.Wait()
+		return int(n.Load())
 	}
-	wg.Wait()
-	if failed.Load() != 0 || p.Stats().Pins != 1 || dev.Stats().HostRegistered != 10*mib {
-		t.Fatalf("%d failed, pool %+v, device %+v", failed.Load(), p.Stats(), dev.Stats())
+	v := make([]byte, 10*mib)
+	if ok := pinAll(v); ok != 16 || p.Stats().Pins != 1 || dev.Stats().HostRegistered != 10*mib {
+		t.Fatalf("%d of 16 pinned, pool %+v, device %+v", ok, p.Stats(), dev.Stats())
+	}
+	// A registration that fails while others wait for it fails them all, once.
+	w := make([]byte, 10*mib)
+	dev.InjectRegisterFailures(1)
+	if ok := pinAll(w); ok != 0 || p.Stats().Pins != 1 || p.Stats().PinFallbacks != 16 {
+		t.Fatalf("failed registration: %d pinned, pool %+v", ok, p.Stats())
 	}
 	p.Trim()
-	if dev.Stats().HostRegistered != 0 {
-		t.Fatalf("after trim: %+v", dev.Stats())
+	if dev.Stats().HostRegistered != 0 || p.Stats().Held != 0 {
+		t.Fatalf("after trim: pool %+v, device %+v", p.Stats(), dev.Stats())
 	}
+}
+
+// TestPinHostDuringUnpin: a partition that pins a vector while its expiry is unregistering it
+// waits and registers it again, instead of failing on memory that is still registered.
+func TestPinHostDuringUnpin(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30, RegisterLatency: 30 * time.Millisecond})
+	p := NewPinnedPool(dev, 100*mib)
+	v := make([]byte, 10*mib)
+	release, ok := p.PinHost(v)
+	if !ok {
+		t.Fatal("first pin failed")
+	}
+	release()
+	done := make(chan uint64)
+	go func() { done <- p.UnpinIdleSince(time.Now().Add(time.Hour)) }()
+	time.Sleep(10 * time.Millisecond) // inside the unregistration
+	release, ok = p.PinHost(v)
+	if n := <-done; n != 10*mib {
+		t.Fatalf("expiry unpinned %d bytes", n)
+	}
+	if !ok || p.Stats().Pins != 2 || p.Stats().Registered != 10*mib || dev.Stats().HostRegistered != 10*mib {
+		t.Fatalf("pin during unpin: ok %v, pool %+v, device %+v", ok, p.Stats(), dev.Stats())
+	}
+	release()
+	p.Trim()
+}
+
+// TestPinnedForget: parameters that left the cache are unregistered at once when idle, and at
+// their last release when a partition still streams from them.
+func TestPinnedForget(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	p := NewPinnedPool(dev, 100*mib)
+	idle, busy := make([]byte, 10*mib), make([]byte, 20*mib)
+	release, _ := p.PinHost(idle)
+	release()
+	release, ok := p.PinHost(busy)
+	if !ok || p.Stats().Registered != 30*mib {
+		t.Fatalf("pinning: %+v", p.Stats())
+	}
+	p.Forget(idle)
+	p.Forget(busy)
+	if st := p.Stats(); st.Registered != 20*mib || st.PinsInUse != 1 || dev.Stats().HostRegistered != 20*mib {
+		t.Fatalf("after Forget: pool %+v, device %+v", st, dev.Stats())
+	}
+	release()
+	if st := p.Stats(); st.Registered != 0 || st.Held != 0 || dev.Stats().HostRegistered != 0 {
+		t.Fatalf("after the last release of a forgotten vector: pool %+v, device %+v", st, dev.Stats())
+	}
+	// Forget also clears a failed registration: the next parameters at that address may pin.
+	dev.InjectRegisterFailures(1)
+	if _, ok := p.PinHost(idle); ok {
+		t.Fatal("pinned through an injected failure")
+	}
+	p.Forget(idle)
+	if release, ok := p.PinHost(idle); !ok {
+		t.Fatal("a forgotten failure still blocks pinning")
+	} else {
+		release()
+	}
+	p.Trim()
 }

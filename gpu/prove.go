@@ -65,6 +65,20 @@ type Prover struct {
 // NewProver returns a prover over sched.
 func NewProver(sched *Scheduler) *Prover { return &Prover{Sched: sched} }
 
+// ForgetParams tells the prover that pk's parameters left the caller's cache: the host copies
+// of its SRS vectors that streamed partitions registered are unregistered now, or when the last
+// partition using them ends, instead of staying alive and locked until they expire.
+func (p *Prover) ForgetParams(pk *groth16.Parameters) {
+	for _, b := range srsHostVectors(pk) {
+		p.Sched.pinned.Forget(b)
+	}
+}
+
+// srsHostVectors are pk's SRS point vectors as bytes, in the order partitions use them.
+func srsHostVectors(pk *groth16.Parameters) [][]byte {
+	return [][]byte{g1Bytes(pk.H), g1Bytes(pk.L), g1Bytes(pk.A), g1Bytes(pk.BG1), g2Bytes(pk.BG2)}
+}
+
 // ErrConsumed reports a partition whose host vectors an earlier attempt already transformed.
 var ErrConsumed = errors.New("gpu: partition inputs were consumed by an earlier attempt")
 
@@ -285,7 +299,7 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 func pinStreamedSRS(run *Run, pk *groth16.Parameters) (release func()) {
 	var rels []func()
 	if !run.Plan.SRSResident && run.Pinned != nil {
-		for _, b := range [][]byte{g1Bytes(pk.H), g1Bytes(pk.L), g1Bytes(pk.A), g1Bytes(pk.BG1), g2Bytes(pk.BG2)} {
+		for _, b := range srsHostVectors(pk) {
 			if rel, ok := run.Pinned.PinHost(b); ok {
 				rels = append(rels, rel)
 			}

@@ -37,7 +37,7 @@ func hardwareScheduler(t testing.TB, workers int, resident bool, filter func([]P
 	if err != nil {
 		t.Fatal(err)
 	}
-	// SNARKD_GPU_PINNED_GIB sets the pinned budget (default: a quarter of RAM).
+	// SNARKD_GPU_PINNED_GIB sets the pinned budget (default: half of RAM).
 	pinned := uint64(envLogN("SNARKD_GPU_PINNED_GIB", 0)) << 30
 	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: workers, SRSResidency: resident,
 		Sizer: KernelSizer(0), PlanFilter: filter, ResidentTTL: -1, PinnedBudget: pinned,
@@ -83,6 +83,10 @@ func TestHardwareProveTiers(t *testing.T) {
 			}
 			if res.Run.Plan.Tier != tc.tier || res.Run.Plan.SRSResident != tc.resident {
 				t.Fatalf("ran %s", res.Run.Plan)
+			}
+			// Streamed plans copy the SRS from memory page-locked in place.
+			if st := sched.Pinned().Stats(); tc.resident != (st.Registered == 0) || st.PinFallbacks != 0 {
+				t.Errorf("SRS pinned in place: %+v", st)
 			}
 			pa2, err := cs.SynthesizeProving(ctx, c, groth16.CapacityFor(pk))
 			if err != nil {

@@ -70,7 +70,10 @@ func TestProveSimulatedTiers(t *testing.T) {
 	}{{TierFull, true}, {TierFull, false}, {TierPartial, false}, {TierMinimal, false}} {
 		plan := Planner{}.Plan(ShapeOf(pk, "test"), tc.tier, tc.resident)
 		t.Run(plan.String(), func(t *testing.T) {
-			dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: plan.Need() + DefaultHeadroom})
+			var sched *Scheduler
+			inUse := -1 // SRS vectors the partition streams from while its kernels run
+			dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: plan.Need() + DefaultHeadroom,
+				OnLaunch: func(string) { inUse = sched.Pinned().Stats().PinsInUse }})
 			sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 1, ResidentTTL: -1,
 				SRSResidency: tc.resident, PlanFilter: OnlyTier(tc.tier, tc.resident)})
 			if err != nil {
@@ -93,12 +96,15 @@ func TestProveSimulatedTiers(t *testing.T) {
 				t.Errorf("books after the partition: %+v", st)
 			}
 			// Streamed plans page-lock the SRS in place and keep it for the next partition.
-			wantPinned := srsHostBytes(pk)
+			wantPinned, wantInUse := srsHostBytes(pk), 5
 			if tc.resident {
-				wantPinned = 0
+				wantPinned, wantInUse = 0, 0
 			}
 			if got := sched.Pinned().Stats().Registered; got != wantPinned || dev.Stats().HostRegistered != wantPinned {
 				t.Errorf("SRS pinned in place: pool %d, device %d bytes, want %d", got, dev.Stats().HostRegistered, wantPinned)
+			}
+			if inUse != wantInUse || sched.Pinned().Stats().PinsInUse != 0 {
+				t.Errorf("pinned SRS vectors in use: %d during the kernels (want %d), %d after", inUse, wantInUse, sched.Pinned().Stats().PinsInUse)
 			}
 			if err := sched.Close(); err != nil {
 				t.Fatal(err)

@@ -231,6 +231,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		s.devs = append(s.devs, ds)
 	}
 	s.pinned = NewPinnedPool(cfg.Devices[0], cfg.PinnedBudget)
+	s.pinned.reserveForWorkers(len(cfg.Devices) * cfg.WorkersPerDevice)
 	if cfg.Metrics != nil {
 		s.pinned.OnFallback = cfg.Metrics.PinnedFallback
 	}
@@ -287,7 +288,7 @@ func (s *Scheduler) Pinned() *PinnedPool { return s.pinned }
 func (s *Scheduler) Allocator(i int) *AccountingAllocator { return s.devs[i].alloc }
 
 // Close fails queued partitions, cancels running ones and waits for the workers to stop, then
-// evicts resident vectors and frees cached pinned memory.
+// evicts resident vectors, frees cached pinned memory and unregisters pinned SRS vectors.
 func (s *Scheduler) Close() error {
 	s.qmu.Lock()
 	if s.closed {

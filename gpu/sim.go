@@ -24,6 +24,12 @@ type SimConfig struct {
 	PageableBandwidth float64
 	// KernelLatency is added to every Launch.
 	KernelLatency time.Duration
+	// RegisterLatency is how long HostRegister and HostUnregister take (page-locking gigabytes
+	// takes seconds).
+	RegisterLatency time.Duration
+	// OnLaunch, when set, is called at the start of every Launch (tests observe the books
+	// while kernels would run).
+	OnLaunch func(name string)
 }
 
 // SimStats is what a simulated device observed.
@@ -199,6 +205,7 @@ func (d *SimDevice) HostRegister(b []byte) (HostMem, error) {
 		return HostMem{}, &Error{Op: "host register", Code: 1, Message: "empty host buffer"}
 	}
 	h := uintptr(unsafe.Pointer(&b[0]))
+	time.Sleep(d.cfg.RegisterLatency)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.failReg > 0 {
@@ -215,6 +222,7 @@ func (d *SimDevice) HostRegister(b []byte) (HostMem, error) {
 
 // HostUnregister undoes HostRegister.
 func (d *SimDevice) HostUnregister(m HostMem) error {
+	time.Sleep(d.cfg.RegisterLatency)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	size, ok := d.hostRegs[m.handle]
@@ -321,6 +329,9 @@ func (d *SimDevice) Launch(ctx context.Context, name string, fn func() error) er
 	d.active++
 	d.stats.MaxConcurrentLaunches = max(d.stats.MaxConcurrentLaunches, d.active)
 	d.mu.Unlock()
+	if d.cfg.OnLaunch != nil {
+		d.cfg.OnLaunch(name)
+	}
 	defer func() {
 		d.mu.Lock()
 		d.active--

@@ -35,6 +35,9 @@ func (b *GPUBackend) Concurrency() int { return b.prover.Sched.Workers() + b.pro
 // Scheduler returns the scheduler (for Status and metrics).
 func (b *GPUBackend) Scheduler() *gpu.Scheduler { return b.prover.Sched }
 
+// ForgetParams unregisters the host SRS vectors of parameters the cache dropped.
+func (b *GPUBackend) ForgetParams(pk *groth16.Parameters) { b.prover.ForgetParams(pk) }
+
 // Prove implements Backend.
 func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
 	res, err := b.prover.Prove(ctx, gpu.ProveRequest{

@@ -61,3 +61,34 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 		t.Errorf("%d plans granted for 5 partitions", granted)
 	}
 }
+
+// TestGPUBackendForgetsEvictedParams: parameters streamed to a GPU are page-locked in place;
+// once the cache evicts them, the backend unregisters them instead of keeping them alive.
+func TestGPUBackendForgetsEvictedParams(t *testing.T) {
+	devs, err := gpu.SimulatedDevices("1x1GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched, err := gpu.NewScheduler(gpu.Config{Devices: devs, WorkersPerDevice: 1, SRSResidency: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close()
+	p := New(NewGPUBackend(sched, "simulated"), NewParamCache(t.TempDir()))
+	if _, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 1, TestSeed: 4}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := sched.Pinned().Stats(); st.Registered == 0 || st.PinsInUse != 0 {
+		t.Fatalf("after a streamed proof: %+v", st)
+	}
+	loaded := p.Params().Loaded()
+	if len(loaded) != 1 {
+		t.Fatalf("cache holds %d sets", len(loaded))
+	}
+	if ok, _ := p.Params().Evict(loaded[0].Circuit); !ok {
+		t.Fatal("evicting the test parameters failed")
+	}
+	if st := sched.Pinned().Stats(); st.Registered != 0 {
+		t.Fatalf("evicted parameters still pinned: %+v", st)
+	}
+}

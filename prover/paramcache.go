@@ -57,6 +57,7 @@ func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estim
 		c.entries[name] = e
 		c.fitLocked(e)
 		c.mu.Unlock()
+		c.notifyDropped()
 		break
 	}
 
@@ -64,6 +65,7 @@ func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estim
 	sp, err := load(ctx)
 	took := time.Since(t0)
 	u.addLoad(took)
+	defer c.notifyDropped()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer close(e.done)
@@ -115,6 +117,7 @@ func (c *ParamCache) useLocked(e *paramEntry, u *Usage) {
 
 // release ends one hold of e (Usage.Release).
 func (c *ParamCache) release(e *paramEntry) {
+	defer c.notifyDropped()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.refs > 0 {
@@ -149,6 +152,7 @@ func (c *ParamCache) fitLocked(keep *paramEntry) {
 			break
 		}
 		delete(c.entries, e.name)
+		c.droppedLocked(e)
 		total -= e.bytes
 		log.Infow("dropped parameters to stay within the memory limit", "circuit", e.name, "bytes", e.bytes,
 			"limit", c.limit, "cached", total)
@@ -285,6 +289,7 @@ func (c *ParamCache) Preload(ctx context.Context, kind Kind, sectorSize uint64) 
 // still loading is dropped too (wasLoaded false): its load completes for the requests waiting
 // on it, and the cache does not keep it.
 func (c *ParamCache) Evict(name string) (wasLoaded bool, freed uint64) {
+	defer c.notifyDropped()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[name]
@@ -292,6 +297,7 @@ func (c *ParamCache) Evict(name string) (wasLoaded bool, freed uint64) {
 		return false, 0
 	}
 	delete(c.entries, name)
+	c.droppedLocked(e)
 	if !e.ready {
 		log.Infow("dropped parameters still loading", "circuit", name)
 		return false, 0

@@ -272,6 +272,17 @@ func TestMemoryLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cache := NewParamCache("").WithFilecoinDir(dir).WithMemoryLimit(tc.limit)
+			// Every set that leaves the cache is reported once (a GPU backend unregisters its
+			// host memory then).
+			var mu sync.Mutex
+			reported := map[*groth16.Parameters]int{}
+			cache.setOnDrop(func(pk *groth16.Parameters) {
+				mu.Lock()
+				reported[pk]++
+				mu.Unlock()
+			})
+			held := map[string]*groth16.Parameters{} // what the cache holds, by circuit
+			drops := 0
 			ctx, use := WithUsage(context.Background())
 			defer use.Release()
 			for k, s := range tc.steps {
@@ -310,9 +321,44 @@ func TestMemoryLimit(t *testing.T) {
 						t.Fatalf("step %d (%s %d): cache holds %v, want cases %v", k, s.op, s.i, got, s.want)
 					}
 				}
+				now := map[string]*groth16.Parameters{}
+				for _, g := range got {
+					now[g] = cache.loadedPK(g)
+				}
+				for name, pk := range held {
+					if now[name] != pk {
+						drops++
+						mu.Lock()
+						n := reported[pk]
+						mu.Unlock()
+						if n != 1 {
+							t.Fatalf("step %d (%s %d): %s left the cache and was reported %d times", k, s.op, s.i, name, n)
+						}
+					}
+				}
+				held = now
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			total := 0
+			for _, n := range reported {
+				total += n
+			}
+			if total != drops {
+				t.Fatalf("%d drops reported, %d sets left the cache", total, drops)
 			}
 		})
 	}
+}
+
+// loadedPK is the proving key of the loaded set called name, nil when there is none.
+func (c *ParamCache) loadedPK(name string) *groth16.Parameters {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[name]; ok && e.ready {
+		return e.sp.PK
+	}
+	return nil
 }
 
 // TestConcurrentLoads: requests asking for the same parameters at once share one load, and

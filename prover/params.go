@@ -39,6 +39,10 @@ type ParamCache struct {
 	// overLimit is set while the cache holds more than limit because nothing could be dropped;
 	// it keeps the warning to one per episode.
 	overLimit bool
+	// onDrop is told about every set the cache drops (dropped holds them until it is called,
+	// outside the lock).
+	onDrop  func(*groth16.Parameters)
+	dropped []*groth16.Parameters
 }
 
 // paramEntry is one parameter set, loading or loaded. Fields other than done, name and meta
@@ -88,6 +92,33 @@ func NewParamCache(dir string) *ParamCache {
 	return &ParamCache{dir: dir, entries: map[string]*paramEntry{}}
 }
 
+// setOnDrop makes the cache call fn with the proving parameters of every set it drops (evicted
+// or over its memory limit), after the fact and outside its lock; proofs still holding the set
+// keep using it.
+func (c *ParamCache) setOnDrop(fn func(*groth16.Parameters)) {
+	c.mu.Lock()
+	c.onDrop = fn
+	c.mu.Unlock()
+}
+
+// droppedLocked records that the cache no longer holds e.
+func (c *ParamCache) droppedLocked(e *paramEntry) {
+	if e.sp != nil && e.sp.PK != nil && c.onDrop != nil {
+		c.dropped = append(c.dropped, e.sp.PK)
+	}
+}
+
+// notifyDropped calls onDrop for the sets dropped since the last call. Call it without the lock.
+func (c *ParamCache) notifyDropped() {
+	c.mu.Lock()
+	fn, ds := c.onDrop, c.dropped
+	c.dropped = nil
+	c.mu.Unlock()
+	for _, pk := range ds {
+		fn(pk)
+	}
+}
+
 // WithMemoryLimit bounds the bytes of parameters the cache keeps (0: no limit) and returns c.
 // Before a load, and after one whose real size exceeds the file's, the least recently used
 // sets that no proof holds are dropped until the total fits. Sets in use are never dropped for
@@ -97,6 +128,7 @@ func (c *ParamCache) WithMemoryLimit(limit uint64) *ParamCache {
 	c.limit = limit
 	c.fitLocked(nil)
 	c.mu.Unlock()
+	c.notifyDropped()
 	return c
 }
 

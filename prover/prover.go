@@ -152,7 +152,16 @@ type Pipeline struct {
 
 // New returns a pipeline.
 func New(backend Backend, params *ParamCache) *Pipeline {
+	if f, ok := backend.(paramsForgetter); ok && params != nil {
+		params.setOnDrop(f.ForgetParams)
+	}
 	return &Pipeline{backend: backend, params: params, gate: newGate(backend.Concurrency())}
+}
+
+// paramsForgetter is a backend that holds on to parameters (host memory registered with a GPU)
+// and must hear when the cache drops them.
+type paramsForgetter interface {
+	ForgetParams(pk *groth16.Parameters)
 }
 
 // Backend returns the backend's name.
