@@ -28,6 +28,10 @@ type KernelBenchConfig struct {
 	G2Logs   []uint // G2 MSM sizes, resident and streamed
 	G1Dense  []uint // extra sizes for a uniform-scalar G1 MSM on the device only
 	Windows  []uint // window sizes the G1Dense MSMs run at (none: chosen by size)
+	// StreamChunk, when set, adds a case per G1 and G2 size with the scalars on the device and
+	// the points streamed from pinned host memory in 2^StreamChunk-point chunks, as a partition
+	// with the SRS streamed runs its H MSM.
+	StreamChunk uint
 	Distinct uint   // log2 of distinct random points, tiled to each size
 	Seed     uint64
 	// Log receives one line per timed run and per consistency check.
@@ -362,6 +366,16 @@ func (e *benchEnv) msm(curve Curve, logs, splitOnly, dense []uint) error {
 			return fmt.Errorf("MSM %s 2^%d: resident and streamed results differ: %s vs %s", curveName(curve), lg, res, res2)
 		}
 		e.logf("MSM %s 2^%d: resident and streamed results agree", curveName(curve), lg)
+		if c := e.cfg.StreamChunk; c != 0 {
+			req.ScalarsHost, req.ScalarsDevice, req.ChunkLog = nil, devSc, c
+			res3, err := e.msmCase(curve, lg, fmt.Sprintf("points streamed, 2^%d chunks", c), req)
+			if err != nil {
+				return err
+			}
+			if res != res3 {
+				return fmt.Errorf("MSM %s 2^%d: resident and points-streamed results differ", curveName(curve), lg)
+			}
+		}
 	}
 	windows := e.cfg.Windows
 	if len(windows) == 0 {

@@ -47,7 +47,13 @@ func TestKernelBenchReport(t *testing.T) {
 		G2Logs:  envLogs(t, "SNARKD_BENCH_G2", "20"),
 		G1Dense: envLogs(t, "SNARKD_BENCH_G1DENSE", ""),
 		Windows: envLogs(t, "SNARKD_BENCH_WINDOWS", ""),
-		Log:     os.Stderr,
+		StreamChunk: func() uint {
+			if l := envLogs(t, "SNARKD_BENCH_STREAM_CHUNK", ""); len(l) > 0 {
+				return l[0]
+			}
+			return 0
+		}(),
+		Log: os.Stderr,
 	}
 	rows, err := KernelBench(context.Background(), cfg)
 	FormatKernelBench(os.Stdout, rows)
