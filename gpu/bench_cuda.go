@@ -20,20 +20,20 @@ import (
 
 // KernelBenchConfig selects what KernelBench measures.
 type KernelBenchConfig struct {
-	Ordinal  int
-	Runs     int    // timed runs per case, after one warm-up (median reported)
-	NTTLogs  []uint // NTT and H-step sizes (log2)
-	G1Logs   []uint // G1 MSM sizes, uniform scalars, resident and streamed, and 0/1-heavy
-	G1Split  []uint // extra sizes for the 0/1-heavy G1 MSM only (e.g. 27)
-	G2Logs   []uint // G2 MSM sizes, resident and streamed
-	G1Dense  []uint // extra sizes for a uniform-scalar G1 MSM on the device only
-	Windows  []uint // window sizes the G1Dense MSMs run at (none: chosen by size)
+	Ordinal int
+	Runs    int    // timed runs per case, after one warm-up (median reported)
+	NTTLogs []uint // NTT and H-step sizes (log2)
+	G1Logs  []uint // G1 MSM sizes, uniform scalars, resident and streamed, and 0/1-heavy
+	G1Split []uint // extra sizes for the 0/1-heavy G1 MSM only (e.g. 27)
+	G2Logs  []uint // G2 MSM sizes, resident and streamed
+	G1Dense []uint // extra sizes for a uniform-scalar G1 MSM on the device only
+	Windows []uint // window sizes the G1Dense MSMs run at (none: chosen by size)
 	// StreamChunk, when set, adds a case per G1 and G2 size with the scalars on the device and
 	// the points streamed from pinned host memory in 2^StreamChunk-point chunks, as a partition
 	// with the SRS streamed runs its H MSM.
 	StreamChunk uint
-	Distinct uint   // log2 of distinct random points, tiled to each size
-	Seed     uint64
+	Distinct    uint // log2 of distinct random points, tiled to each size
+	Seed        uint64
 	// Log receives one line per timed run and per consistency check.
 	Log io.Writer
 }

@@ -112,20 +112,9 @@ func TestNativeSizer(t *testing.T) {
 // TestHardwareCopyToDeviceAsync copies a few MiB from pinned memory through the copy stream
 // in several copies, overwrites one range with a later copy (stream order), and reads it back.
 func TestHardwareCopyToDeviceAsync(t *testing.T) {
-	if n, err := DeviceCount(); err != nil || n == 0 {
-		t.Skip("no CUDA device visible")
-	}
 	ctx := context.Background()
-	dev, err := NewHardwareDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const size = 6 << 20
-	dst, err := dev.Alloc(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = dev.Free(dst) }()
+	dev, dst := deviceBuffer(t, size)
 	src, err := dev.HostAlloc(size)
 	if err != nil {
 		t.Fatal(err)
@@ -188,20 +177,9 @@ func TestHardwareCopyToDeviceAsync(t *testing.T) {
 // TestHardwarePinHost page-locks Go memory in place through the pool, copies from it
 // asynchronously, and unregisters it on Trim.
 func TestHardwarePinHost(t *testing.T) {
-	if n, err := DeviceCount(); err != nil || n == 0 {
-		t.Skip("no CUDA device visible")
-	}
 	ctx := context.Background()
-	dev, err := NewHardwareDevice(0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const size = 24<<20 + 96
-	dst, err := dev.Alloc(size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = dev.Free(dst) }()
+	dev, dst := deviceBuffer(t, size)
 	v := make([]byte, size)
 	for i := range v {
 		v[i] = byte(i*197 + i>>10)
@@ -236,4 +214,21 @@ func TestHardwarePinHost(t *testing.T) {
 	if err := dev.HostUnregister(HostMem{Bytes: v}); err == nil {
 		t.Fatal("unregistering after Trim succeeded: Trim left the vector registered")
 	}
+}
+
+// deviceBuffer opens device 0 and allocates size bytes on it for the test (skipped without a
+// device).
+func deviceBuffer(t *testing.T, size uint64) (*HardwareDevice, DevicePtr) {
+	t.Helper()
+	needGPU(t)
+	dev, err := NewHardwareDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := dev.Alloc(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = dev.Free(dst) })
+	return dev, dst
 }

@@ -123,7 +123,7 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 	if e != nil || p.unpinnable[key] {
 		// A longer view of a registered vector, or one that failed to register.
 		p.mu.Unlock()
-		p.pinFallback(size)
+		p.fallback(size, true)
 		return noop, false
 	}
 	// Make room among the cached staging buffers. Pins are not traded for one another: two
@@ -155,7 +155,7 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 				"bytes", FormatBytes(size), "budget", FormatBytes(p.budget), "pinned", FormatBytes(p.Stats().Registered),
 				"staging_reserve", FormatBytes(p.stagingReserve()))
 		}
-		p.pinFallback(size)
+		p.fallback(size, true)
 		return noop, false
 	}
 	t0 := time.Now()
@@ -172,7 +172,7 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 		p.unpinnable[key] = true
 		p.mu.Unlock()
 		log.Warnw("host vector streams from pageable memory: page-locking it failed", "bytes", FormatBytes(size), "err", err)
-		p.pinFallback(size)
+		p.fallback(size, true)
 		return noop, false
 	}
 	e.mem = m
@@ -262,17 +262,6 @@ func (p *PinnedPool) finishUnpin(es []*hostPin) {
 	}
 }
 
-func (p *PinnedPool) pinFallback(size uint64) {
-	p.mu.Lock()
-	p.stats.PinFallbacks++
-	p.stats.PinFallbackBytes += size
-	hook := p.OnFallback
-	p.mu.Unlock()
-	if hook != nil {
-		hook(size)
-	}
-}
-
 // Acquire returns a page-locked buffer of at least size bytes (Size is set to size), or
 // ok = false when the budget cannot hold it: the caller then uploads from pageable memory.
 func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
@@ -312,7 +301,7 @@ func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
 	p.mu.Unlock()
 	p.freeAll(drop)
 	if !fits {
-		p.fallback(size)
+		p.fallback(size, false)
 		return HostMem{}, false
 	}
 	m, err := p.dev.HostAlloc(size)
@@ -321,7 +310,7 @@ func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
 		p.mu.Lock()
 		p.held -= size
 		p.mu.Unlock()
-		p.fallback(size)
+		p.fallback(size, false)
 		return HostMem{}, false
 	}
 	p.mu.Lock()
@@ -331,10 +320,17 @@ func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
 	return m, true
 }
 
-func (p *PinnedPool) fallback(size uint64) {
+// fallback counts an upload (pin false) or a streamed vector (pin true) left in pageable
+// memory and reports it to OnFallback.
+func (p *PinnedPool) fallback(size uint64, pin bool) {
 	p.mu.Lock()
-	p.stats.Fallbacks++
-	p.stats.FallbackBytes += size
+	if pin {
+		p.stats.PinFallbacks++
+		p.stats.PinFallbackBytes += size
+	} else {
+		p.stats.Fallbacks++
+		p.stats.FallbackBytes += size
+	}
 	hook := p.OnFallback
 	p.mu.Unlock()
 	if hook != nil {

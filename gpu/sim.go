@@ -180,14 +180,19 @@ func (d *SimDevice) HostAlloc(bytes uint64) (HostMem, error) {
 
 // HostFree releases memory from HostAlloc.
 func (d *SimDevice) HostFree(m HostMem) error {
+	return d.dropHost(d.hostLive, m.handle, &d.stats.HostPinned, &Error{Op: "host free", Code: 1, Message: "invalid host pointer"})
+}
+
+// dropHost removes host memory h from live and its size from *counter, or returns notFound.
+func (d *SimDevice) dropHost(live map[uintptr]uint64, h uintptr, counter *uint64, notFound *Error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	size, ok := d.hostLive[m.handle]
+	size, ok := live[h]
 	if !ok {
-		return &Error{Op: "host free", Code: 1, Message: "invalid host pointer"}
+		return notFound
 	}
-	delete(d.hostLive, m.handle)
-	d.stats.HostPinned -= size
+	delete(live, h)
+	*counter -= size
 	return nil
 }
 
@@ -223,15 +228,7 @@ func (d *SimDevice) HostRegister(b []byte) (HostMem, error) {
 // HostUnregister undoes HostRegister.
 func (d *SimDevice) HostUnregister(m HostMem) error {
 	time.Sleep(d.cfg.RegisterLatency)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	size, ok := d.hostRegs[m.handle]
-	if !ok {
-		return &Error{Op: "host unregister", Code: 713, Message: "host memory not registered"}
-	}
-	delete(d.hostRegs, m.handle)
-	d.stats.HostRegistered -= size
-	return nil
+	return d.dropHost(d.hostRegs, m.handle, &d.stats.HostRegistered, &Error{Op: "host unregister", Code: 713, Message: "host memory not registered"})
 }
 
 // CopyToDevice checks that the destination is live and takes size/bandwidth.

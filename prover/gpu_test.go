@@ -12,15 +12,7 @@ import (
 // TestPipelineSimulatedGPU proves a multi-partition request through the GPU backend on two
 // simulated devices; the pipeline's self-check verifies every partition proof.
 func TestPipelineSimulatedGPU(t *testing.T) {
-	devs, err := gpu.SimulatedDevices("2x1GiB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched, err := gpu.NewScheduler(gpu.Config{Devices: devs, WorkersPerDevice: 2, SRSResidency: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sched.Close()
+	sched := simScheduler(t, "2x1GiB", gpu.Config{WorkersPerDevice: 2, SRSResidency: true})
 	b := NewGPUBackend(sched, "simulated")
 	if b.Concurrency() != 6 {
 		t.Fatalf("concurrency %d, want 4 workers + 2 devices", b.Concurrency())
@@ -65,15 +57,7 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 // TestGPUBackendForgetsEvictedParams: parameters streamed to a GPU are page-locked in place;
 // once the cache evicts them, the backend unregisters them instead of keeping them alive.
 func TestGPUBackendForgetsEvictedParams(t *testing.T) {
-	devs, err := gpu.SimulatedDevices("1x1GiB")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sched, err := gpu.NewScheduler(gpu.Config{Devices: devs, WorkersPerDevice: 1, SRSResidency: false})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sched.Close()
+	sched := simScheduler(t, "1x1GiB", gpu.Config{WorkersPerDevice: 1, SRSResidency: false})
 	p := New(NewGPUBackend(sched, "simulated"), NewParamCache(t.TempDir()))
 	if _, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 1, TestSeed: 4}, nil); err != nil {
 		t.Fatal(err)
@@ -91,4 +75,21 @@ func TestGPUBackendForgetsEvictedParams(t *testing.T) {
 	if st := sched.Pinned().Stats(); st.Registered != 0 {
 		t.Fatalf("evicted parameters still pinned: %+v", st)
 	}
+}
+
+// simScheduler is a scheduler over simulated devices (gpu.SimulatedDevices spec), closed when
+// the test ends.
+func simScheduler(t *testing.T, spec string, cfg gpu.Config) *gpu.Scheduler {
+	t.Helper()
+	devs, err := gpu.SimulatedDevices(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Devices = devs
+	sched, err := gpu.NewScheduler(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sched.Close() })
+	return sched
 }
