@@ -206,9 +206,9 @@ func (p *PinnedPool) Forget(b []byte) {
 	}
 	key := uintptr(unsafe.Pointer(&b[0]))
 	p.mu.Lock()
+	e := p.pinsEntryLocked(key)
 	delete(p.unpinnable, key)
 	delete(p.warned, key)
-	e := p.pinsEntryLocked(key)
 	var unpin []*hostPin
 	if e != nil {
 		if e.refs > 0 {

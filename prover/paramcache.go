@@ -84,6 +84,8 @@ func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estim
 	c.useLocked(e, u)
 	if c.entries[name] == e {
 		c.fitLocked(e)
+	} else {
+		c.droppedLocked(e) // evicted while loading
 	}
 	return e, false, nil
 }
@@ -120,10 +122,14 @@ func (c *ParamCache) release(e *paramEntry) {
 	defer c.notifyDropped()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.refs > 0 {
+	held := e.refs > 0
+	if held {
 		e.refs--
 	}
 	if e.refs == 0 {
+		if held && c.entries[e.name] != e {
+			c.droppedLocked(e) // evicted while in use
+		}
 		c.fitLocked(nil) // sets kept over the limit because they were in use may go now
 	}
 }

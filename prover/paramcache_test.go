@@ -351,6 +351,48 @@ func TestMemoryLimit(t *testing.T) {
 	}
 }
 
+// TestDropReportedWhenUnheld: a set evicted while a proof holds it is reported once, when the
+// proof lets go (a GPU backend would otherwise unregister its host memory and see the same
+// proof's next partition register it again).
+func TestDropReportedWhenUnheld(t *testing.T) {
+	c := circuitCases(t)[0]
+	dir := t.TempDir()
+	writeFake(t, dir, c, 256)
+	cache := NewParamCache("").WithFilecoinDir(dir)
+	var reported []*groth16.Parameters
+	var mu sync.Mutex
+	cache.setOnDrop(func(pk *groth16.Parameters) {
+		mu.Lock()
+		reported = append(reported, pk)
+		mu.Unlock()
+	})
+	ctx, use := WithUsage(context.Background())
+	_, fetch, err := cache.circuit(c.kind, c.size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _, err := fetch(ctx) // held until use.Release
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := cache.Evict(c.base + ".params"); !ok {
+		t.Fatalf("evicting %s failed", c.base)
+	}
+	mu.Lock()
+	n := len(reported)
+	mu.Unlock()
+	if n != 0 {
+		t.Fatalf("reported %d drops while the proof holds the set", n)
+	}
+	use.Release()
+	use.Release()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reported) != 1 || reported[0] != sp.sp.PK {
+		t.Fatalf("after the proof let go: %d reports", len(reported))
+	}
+}
+
 // loadedPK is the proving key of the loaded set called name, nil when there is none.
 func (c *ParamCache) loadedPK(name string) *groth16.Parameters {
 	c.mu.Lock()

@@ -92,18 +92,18 @@ func NewParamCache(dir string) *ParamCache {
 	return &ParamCache{dir: dir, entries: map[string]*paramEntry{}}
 }
 
-// setOnDrop makes the cache call fn with the proving parameters of every set it drops (evicted
-// or over its memory limit), after the fact and outside its lock; proofs still holding the set
-// keep using it.
+// setOnDrop makes the cache call fn with the proving parameters of every set it dropped
+// (evicted, or over its memory limit) once no proof holds them, outside its lock.
 func (c *ParamCache) setOnDrop(fn func(*groth16.Parameters)) {
 	c.mu.Lock()
 	c.onDrop = fn
 	c.mu.Unlock()
 }
 
-// droppedLocked records that the cache no longer holds e.
+// droppedLocked records that e is out of the cache and no proof holds it any more; call it
+// when the second of those becomes true.
 func (c *ParamCache) droppedLocked(e *paramEntry) {
-	if e.sp != nil && e.sp.PK != nil && c.onDrop != nil {
+	if e.refs == 0 && e.sp != nil && e.sp.PK != nil && c.onDrop != nil {
 		c.dropped = append(c.dropped, e.sp.PK)
 	}
 }
