@@ -8,6 +8,7 @@ import "C"
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -23,6 +24,8 @@ type HardwareDevice struct {
 
 	mu     sync.Mutex
 	pinned map[uintptr]*PinnedBuffer
+	// registered pins the Go objects whose memory the driver holds (HostRegister).
+	registered map[uintptr]*runtime.Pinner
 }
 
 // NewHardwareDevice opens device ordinal.
@@ -32,7 +35,7 @@ func NewHardwareDevice(ordinal int) (*HardwareDevice, error) {
 		return nil, fmt.Errorf("opening gpu %d: %w", ordinal, err)
 	}
 	return &HardwareDevice{ordinal: ordinal, info: info, mem: NewCUDAMemory(ordinal),
-		pinned: map[uintptr]*PinnedBuffer{}}, nil
+		pinned: map[uintptr]*PinnedBuffer{}, registered: map[uintptr]*runtime.Pinner{}}, nil
 }
 
 // HardwareDevices opens every visible device.
@@ -101,16 +104,37 @@ func (d *HardwareDevice) HostFree(m HostMem) error {
 	return b.Free()
 }
 
-// HostRegister implements Device with cudaHostRegister (portable).
+// HostRegister implements Device with cudaHostRegister (portable). The driver keeps the address
+// after the call, so the Go object is pinned until HostUnregister.
 func (d *HardwareDevice) HostRegister(b []byte) (HostMem, error) {
+	if len(b) == 0 {
+		return HostMem{}, fmt.Errorf("gpu: registering an empty host buffer")
+	}
+	pin := new(runtime.Pinner)
+	pin.Pin(&b[0])
 	if err := RegisterHost(b); err != nil {
+		pin.Unpin()
 		return HostMem{}, err
 	}
-	return HostMem{Bytes: b, Size: uint64(len(b)), Pinned: true, handle: uintptr(unsafe.Pointer(&b[0]))}, nil
+	h := uintptr(unsafe.Pointer(&b[0]))
+	d.mu.Lock()
+	d.registered[h] = pin
+	d.mu.Unlock()
+	return HostMem{Bytes: b, Size: uint64(len(b)), Pinned: true, handle: h}, nil
 }
 
 // HostUnregister implements Device with cudaHostUnregister.
-func (d *HardwareDevice) HostUnregister(m HostMem) error { return UnregisterHost(m.Bytes) }
+func (d *HardwareDevice) HostUnregister(m HostMem) error {
+	err := UnregisterHost(m.Bytes)
+	d.mu.Lock()
+	pin := d.registered[m.handle]
+	delete(d.registered, m.handle)
+	d.mu.Unlock()
+	if pin != nil {
+		pin.Unpin()
+	}
+	return err
+}
 
 // CopyToDevice copies src.Bytes (pinned or pageable) to dst.
 func (d *HardwareDevice) CopyToDevice(ctx context.Context, dst DevicePtr, src HostMem) error {

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -60,7 +59,6 @@ type PinnedPool struct {
 type hostPin struct {
 	key    uintptr
 	mem    HostMem
-	pinner runtime.Pinner // the driver keeps the address: the Go object must stay put
 	refs   int
 	used   time.Time // last release
 	forget bool      // unregister at the last release
@@ -159,13 +157,11 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 		return noop, false
 	}
 	t0 := time.Now()
-	e.pinner.Pin(&b[0])
 	m, err := p.dev.HostRegister(b)
 	p.mu.Lock()
 	close(e.ready)
 	e.ready = nil
 	if err != nil {
-		e.pinner.Unpin()
 		delete(p.pins, key)
 		p.pinned -= size
 		p.held -= size
@@ -251,7 +247,6 @@ func (p *PinnedPool) finishUnpin(es []*hostPin) {
 		if err := p.dev.HostUnregister(e.mem); err != nil {
 			log.Errorw("unregistering pinned host memory", "err", err)
 		}
-		e.pinner.Unpin()
 		p.mu.Lock()
 		delete(p.pins, e.key)
 		p.pinned -= e.mem.Size
