@@ -39,8 +39,8 @@ type ParamCache struct {
 	// overLimit is set while the cache holds more than limit because nothing could be dropped;
 	// it keeps the warning to one per episode.
 	overLimit bool
-	// onDrop is told about every set the cache drops (dropped holds them until it is called,
-	// outside the lock).
+	// onDrop is told about every set the cache dropped, once no proof holds it (dropped holds
+	// them until it is called, outside the lock).
 	onDrop  func(*groth16.Parameters)
 	dropped []*groth16.Parameters
 }
