@@ -178,6 +178,24 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 	return p.releaser(e), true
 }
 
+// Room is how many bytes PinHost could register now, counting b's own registration (if b is
+// registered) as room: a caller checks it before allocating a vector only worth having pinned.
+func (p *PinnedPool) Room(b []byte) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	limit := p.budget - p.stagingReserve()
+	room := uint64(0)
+	if p.pinned < limit {
+		room = limit - p.pinned
+	}
+	if len(b) > 0 {
+		if e := p.pins[uintptr(unsafe.Pointer(&b[0]))]; e != nil && e.ready == nil {
+			room += e.mem.Size
+		}
+	}
+	return room
+}
+
 // pinsEntryLocked returns the registered pin at key, waiting out a registration or
 // unregistration in progress; nil when there is none. Called and returns with the lock held.
 func (p *PinnedPool) pinsEntryLocked(key uintptr) *hostPin {

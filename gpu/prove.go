@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -74,6 +75,62 @@ func (p *Prover) ForgetParams(pk *groth16.Parameters) {
 	}
 }
 
+// pinStreamedScalars page-locks the L, A and B scalar vectors of a plan that streams its
+// scalars from host memory, so that the MSMs read them at full PCIe speed instead of through
+// the driver's pageable path. A and B live in buffers reused across partitions
+// (Prover.buffers), so one registration serves many partitions. L's vector is the partition's
+// witness, new each time: it is copied into a pooled buffer that is registered, a parallel host
+// copy being cheaper than registering fresh memory and far cheaper than streaming it pageable.
+// Vectors the pinned budget cannot hold stay pageable (counted by the pool). Returns the
+// function that releases them.
+func pinStreamedScalars(run *Run, in *partitionInputs) (release func()) {
+	var rels []func()
+	release = func() {
+		for _, r := range rels {
+			r()
+		}
+	}
+	if run.Plan.ScalarsOnDevice || run.Plan.ScalarBuffers || run.Pinned == nil {
+		return release
+	}
+	for _, v := range in.pooled {
+		if rel, ok := run.Pinned.PinHost(pooledBytes(v)); ok {
+			rels = append(rels, rel)
+		}
+	}
+	aux := in.scalars[QueryL]
+	if in.lPooled || in.buffers == nil || len(aux) == 0 {
+		return release
+	}
+	// A buffer that the budget cannot hold is not worth the copy, nor the memory it would keep
+	// in the pool: L then streams from the witness in place.
+	need := uint64(len(aux)) * FrBytes
+	cand := in.buffers.peek(len(aux))
+	if cand != nil {
+		need = uint64(cap(cand)) * FrBytes
+	}
+	if run.Pinned.Room(pooledBytes(cand)) < need {
+		run.Pinned.fallback(need, true)
+		return release
+	}
+	l := in.buffers.get(len(aux))
+	// The partition holds l from here whether or not it is used, so that it goes back to the
+	// buffers (still registered) when the partition ends.
+	in.pooled = append(in.pooled, l)
+	rel, ok := run.Pinned.PinHost(pooledBytes(l))
+	if !ok {
+		return release
+	}
+	rels = append(rels, rel)
+	parallelRange(len(aux), func(lo, hi int) { copy(l[lo:hi], aux[lo:hi]) })
+	in.scalars[QueryL], in.lPooled = l, true
+	return release
+}
+
+// pooledBytes is a pooled scalar vector's whole buffer as bytes: the registration covers every
+// length the buffer is reused at.
+func pooledBytes(v []fr.Element) []byte { return frBytes(v[:cap(v)]) }
+
 // srsHostVectors are pk's SRS point vectors as bytes, in the order partitions use them.
 func srsHostVectors(pk *groth16.Parameters) [][]byte {
 	return [][]byte{g1Bytes(pk.H), g1Bytes(pk.L), g1Bytes(pk.A), g1Bytes(pk.BG1), g2Bytes(pk.BG2)}
@@ -92,6 +149,9 @@ type partitionInputs struct {
 	consumed bool
 	// pooled are the vectors to hand back to the prover's buffers when the partition is done.
 	pooled [][]fr.Element
+	// buffers lends pooled vectors; lPooled is set once L's scalars were copied into one.
+	buffers *scalarBuffers
+	lPooled bool
 }
 
 // ShapeOf is the planner's view of a partition proved against pk.
@@ -109,7 +169,7 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 		return nil, err
 	}
 	m := cs.Shape{NumConstraints: len(pa.A)}.DomainSize()
-	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1)}
+	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1), buffers: &p.buffers}
 	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
 	in.scalars[QueryL] = pa.Aux
 	// A: every input, then the A-dense aux values; B: the B-dense inputs, then the B-dense aux
@@ -125,7 +185,7 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 	in.scalars[QueryBG1], in.scalars[QueryBG2] = b, b
 	in.pooled = [][]fr.Element{a, b}
 	if len(a) != len(pk.A) || len(b) != len(pk.BG1) || len(pa.Aux) != len(pk.L) {
-		p.buffers.put(a, b)
+		p.release(a, b)
 		return nil, fmt.Errorf("gpu: query lengths A %d/%d, B %d/%d, L %d/%d", len(a), len(pk.A), len(b), len(pk.BG1), len(pa.Aux), len(pk.L))
 	}
 	return in, nil
@@ -141,12 +201,7 @@ type scalarBuffers struct {
 func (b *scalarBuffers) get(n int) []fr.Element {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	best := -1
-	for i, v := range b.free {
-		if cap(v) >= n && cap(v) <= 2*n+1024 && (best < 0 || cap(v) < cap(b.free[best])) {
-			best = i
-		}
-	}
+	best := b.bestLocked(n)
 	if best < 0 {
 		return make([]fr.Element, n)
 	}
@@ -155,15 +210,46 @@ func (b *scalarBuffers) get(n int) []fr.Element {
 	return v[:n]
 }
 
-// put returns vectors; at most 8 are kept, the largest first.
-func (b *scalarBuffers) put(vs ...[]fr.Element) {
+// peek returns the pooled vector get(n) would return now, or nil when get would allocate.
+func (b *scalarBuffers) peek(n int) []fr.Element {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if i := b.bestLocked(n); i >= 0 {
+		return b.free[i]
+	}
+	return nil
+}
+
+// bestLocked is the index of the smallest free vector that holds n elements without wasting
+// more than about half of it, or -1.
+func (b *scalarBuffers) bestLocked(n int) int {
+	best := -1
+	for i, v := range b.free {
+		if cap(v) >= n && cap(v) <= 2*n+1024 && (best < 0 || cap(v) < cap(b.free[best])) {
+			best = i
+		}
+	}
+	return best
+}
+
+// put returns vectors; at most 8 are kept, the largest first. It returns the ones it let go.
+func (b *scalarBuffers) put(vs ...[]fr.Element) (dropped [][]fr.Element) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.free = append(b.free, vs...)
 	sort.Slice(b.free, func(i, j int) bool { return cap(b.free[i]) > cap(b.free[j]) })
 	if len(b.free) > 8 {
+		dropped = slices.Clone(b.free[8:])
 		clear(b.free[8:])
 		b.free = b.free[:8]
+	}
+	return dropped
+}
+
+// release returns pooled vectors to the buffers and unregisters the ones let go.
+func (p *Prover) release(vs ...[]fr.Element) {
+	for _, v := range p.buffers.put(vs...) {
+		p.Sched.pinned.Forget(pooledBytes(v))
 	}
 }
 
@@ -255,7 +341,7 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 	if err != nil {
 		return ProveResult{}, err
 	}
-	defer func() { p.buffers.put(in.pooled...) }()
+	defer func() { p.release(in.pooled...) }()
 	stages.span("prepare (cpu)", t0)
 	queued := time.Now()
 	key := req.SRSKey
@@ -312,6 +398,13 @@ func pinStreamedSRS(run *Run, pk *groth16.Parameters) (release func()) {
 	}
 }
 
+func frBytes(v []fr.Element) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*FrBytes)
+}
+
 func g1Bytes(v []bls.G1Affine) []byte {
 	if len(v) == 0 {
 		return nil
@@ -342,6 +435,7 @@ func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *pa
 		}
 	}
 	defer pinStreamedSRS(run, pk)()
+	defer pinStreamedScalars(run, in)()
 	// The pre-staged vectors go back to back on the copy stream, as on hardware; the kernel
 	// waits for them, and none is left running into the arena when this returns.
 	type upload struct {

@@ -40,13 +40,6 @@ func (m *fixedMemory) Alloc(bytes uint64) (DevicePtr, error) {
 
 func (m *fixedMemory) Free(DevicePtr) error { return nil }
 
-func frBytes(v []fr.Element) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*FrBytes)
-}
-
 // The kernels read gnark-crypto's layouts directly.
 var (
 	_ = [1]int{}[unsafe.Sizeof(fr.Element{})-FrBytes]
@@ -122,6 +115,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		}
 	}
 	defer pinStreamedSRS(run, pk)()
+	defer pinStreamedScalars(run, in)()
 	buf := func(name string) (devRange, error) {
 		p, size, err := run.Buffer(name)
 		return devRange{p, size}, err

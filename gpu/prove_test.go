@@ -95,13 +95,18 @@ func TestProveSimulatedTiers(t *testing.T) {
 			if st := sched.Status().Devices[0].Memory; st.Reserved != st.ResidentBytes || st.Grants != 0 {
 				t.Errorf("books after the partition: %+v", st)
 			}
-			// Streamed plans page-lock the SRS in place and keep it for the next partition.
+			// Streamed plans page-lock the SRS in place and keep it for the next partition, and
+			// plans that stream their scalars the pooled L, A and B vectors.
 			wantPinned, wantInUse := srsHostBytes(pk), 5
 			if tc.resident {
 				wantPinned, wantInUse = 0, 0
 			}
+			if !plan.ScalarsOnDevice && !plan.ScalarBuffers {
+				wantPinned += uint64(len(pk.L)+len(pk.A)+len(pk.BG1)) * FrBytes
+				wantInUse += 3
+			}
 			if got := sched.Pinned().Stats().Registered; got != wantPinned || dev.Stats().HostRegistered != wantPinned {
-				t.Errorf("SRS pinned in place: pool %d, device %d bytes, want %d", got, dev.Stats().HostRegistered, wantPinned)
+				t.Errorf("pinned in place: pool %d, device %d bytes, want %d", got, dev.Stats().HostRegistered, wantPinned)
 			}
 			if inUse != wantInUse || sched.Pinned().Stats().PinsInUse != 0 {
 				t.Errorf("pinned SRS vectors in use: %d during the kernels (want %d), %d after", inUse, wantInUse, sched.Pinned().Stats().PinsInUse)
@@ -261,4 +266,92 @@ func TestGatherMatchesDensity(t *testing.T) {
 func proofBytes(p *groth16.Proof) []byte {
 	b := p.Bytes()
 	return b[:]
+}
+
+// TestScalarBuffersRelease: the pool keeps the 8 largest vectors, and the prover unregisters
+// the ones it lets go.
+func TestScalarBuffersRelease(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 1, ResidentTTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close()
+	p := NewProver(sched)
+	var vs [][]fr.Element
+	for i := range 10 {
+		v := p.buffers.get(1000 + i)
+		release, ok := sched.Pinned().PinHost(pooledBytes(v))
+		if !ok {
+			t.Fatal("pinning a pooled vector failed")
+		}
+		release()
+		vs = append(vs, v)
+	}
+	p.release(vs...)
+	if n := len(p.buffers.free); n != 8 {
+		t.Fatalf("%d vectors kept", n)
+	}
+	for _, v := range p.buffers.free {
+		if cap(v) < 1002 {
+			t.Fatalf("kept a %d-element vector over larger ones", cap(v))
+		}
+	}
+	if got, want := sched.Pinned().Stats().Registered, uint64(1002+1003+1004+1005+1006+1007+1008+1009)*FrBytes; got != want {
+		t.Fatalf("%d bytes still registered, want %d (the two vectors let go unregistered)", got, want)
+	}
+}
+
+// TestProveStreamedScalarsPinBudget: a plan that streams its scalars copies L's witness into a
+// registered pooled buffer when the pinned budget holds it, and reads the witness in place
+// (counted as a fallback) when it does not; the proof is the CPU prover's either way.
+func TestProveStreamedScalarsPinBudget(t *testing.T) {
+	pk := proveTestParams(t)
+	plan := Planner{}.Plan(ShapeOf(pk, "test"), TierPartial, false)
+	if plan.ScalarsOnDevice || plan.ScalarBuffers {
+		t.Fatalf("the partial plan keeps its scalars on the device: %s", plan)
+	}
+	srs := srsHostBytes(pk)
+	l, ab := uint64(len(pk.L))*FrBytes, uint64(len(pk.A)+len(pk.BG1))*FrBytes
+	for i, tc := range []struct {
+		name       string
+		lockable   uint64 // bytes PinHost may register
+		registered uint64
+		fallbacks  int
+		pooled     int // vectors the prover keeps for the next partition
+	}{
+		{"all", srs + ab + l, srs + ab + l, 0, 3},
+		{"A and B only", srs + ab + l/2, srs + ab, 1, 2},
+		{"SRS only", srs + l/2, srs, 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: plan.Need() + DefaultHeadroom})
+			// The pool keeps half of a small budget for staging.
+			sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 1, ResidentTTL: -1,
+				PinnedBudget: 2 * tc.lockable, PlanFilter: OnlyTier(TierPartial, false)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sched.Close()
+			p := NewProver(sched)
+			for j := range 2 { // the second partition reuses the registered buffers
+				r, s := fixedRS(i + j)
+				res, err := p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: KindPoRep, PK: pk,
+					PA: synth(t, pk, uint64(i+j)), R: r, S: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := cpuProof(t, pk, uint64(i+j), r, s); !bytes.Equal(proofBytes(res.Proof), want) {
+					t.Errorf("partition %d: proof differs from the CPU prover's with the same r, s", j)
+				}
+			}
+			st := sched.Pinned().Stats()
+			if st.Registered != tc.registered || st.PinFallbacks != 2*tc.fallbacks {
+				t.Errorf("%d bytes registered, %d fallbacks; want %d, %d", st.Registered, st.PinFallbacks, tc.registered, 2*tc.fallbacks)
+			}
+			if n := len(p.buffers.free); n != tc.pooled {
+				t.Errorf("%d pooled vectors, want %d", n, tc.pooled)
+			}
+		})
+	}
 }

@@ -148,11 +148,11 @@ func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
 		func(d gpu.DeviceStatus) uint64 { return uint64(busyWorkers(d.Workers)) })
 	family("snarkd_gpu_partitions_queued", "gauge", "Partitions in the GPU scheduler's queue.")
 	fmt.Fprintf(b, "snarkd_gpu_partitions_queued %d\n", st.Queued)
-	family("snarkd_gpu_pinned_bytes", "gauge", "Page-locked host memory held: upload buffers (in use and cached) and SRS vectors locked in place.")
+	family("snarkd_gpu_pinned_bytes", "gauge", "Page-locked host memory held: upload buffers (in use and cached) and host vectors locked in place.")
 	fmt.Fprintf(b, "snarkd_gpu_pinned_bytes %d\n", st.Pinned.Held)
-	family("snarkd_gpu_pinned_srs_bytes", "gauge", "Host SRS vectors page-locked in place for streaming to devices.")
-	fmt.Fprintf(b, "snarkd_gpu_pinned_srs_bytes %d\n", st.Pinned.Registered)
-	family("snarkd_gpu_pinned_budget_bytes", "gauge", "Budget of page-locked host memory for uploads and streamed SRS vectors.")
+	family("snarkd_gpu_pinned_in_place_bytes", "gauge", "Host vectors page-locked in place for streaming to devices: SRS points, and the scalars of plans that stream them.")
+	fmt.Fprintf(b, "snarkd_gpu_pinned_in_place_bytes %d\n", st.Pinned.Registered)
+	family("snarkd_gpu_pinned_budget_bytes", "gauge", "Budget of page-locked host memory for uploads and streamed host vectors.")
 	fmt.Fprintf(b, "snarkd_gpu_pinned_budget_bytes %d\n", st.Pinned.Budget)
 }
 

@@ -96,7 +96,7 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 		`snarkd_gpu_vram_limit_bytes{device="0"} `,
 		`snarkd_gpu_partitions_waiting{device="0"} 0`,
 		"snarkd_gpu_partitions_queued 0",
-		"snarkd_gpu_pinned_srs_bytes 0",
+		"snarkd_gpu_pinned_in_place_bytes 0",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, text)
