@@ -179,21 +179,27 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 }
 
 // Room is how many bytes PinHost could register now, counting b's own registration (if b is
-// registered) as room: a caller checks it before allocating a vector only worth having pinned.
+// registered) as room, and cached staging buffers as room since PinHost drops them: a caller
+// checks it before allocating a vector only worth having pinned.
 func (p *PinnedPool) Room(b []byte) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	limit := p.budget - p.stagingReserve()
-	room := uint64(0)
-	if p.pinned < limit {
-		room = limit - p.pinned
-	}
+	var own, cached uint64
 	if len(b) > 0 {
 		if e := p.pins[uintptr(unsafe.Pointer(&b[0]))]; e != nil && e.ready == nil {
-			room += e.mem.Size
+			own = e.mem.Size
 		}
 	}
-	return room
+	for _, c := range p.cached {
+		cached += c.Size
+	}
+	left := func(limit, used uint64) uint64 {
+		if used >= limit {
+			return 0
+		}
+		return limit - used
+	}
+	return min(left(p.budget-p.stagingReserve(), p.pinned-own), left(p.budget, p.held-cached-own))
 }
 
 // pinsEntryLocked returns the registered pin at key, waiting out a registration or

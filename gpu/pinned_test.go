@@ -258,3 +258,40 @@ func TestPinnedForget(t *testing.T) {
 	}
 	p.Trim()
 }
+
+// TestPinnedRoom: Room is what PinHost can still register, counting the caller's own
+// registration and the cached staging buffers PinHost would drop.
+func TestPinnedRoom(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	p := NewPinnedPool(dev, 100*mib) // staging reserve 50 MiB: pins take at most 50 MiB
+	a, b := make([]byte, 20*mib), make([]byte, 40*mib)
+	if got := p.Room(nil); got != 50*mib {
+		t.Fatalf("empty pool: room %d MiB, want 50", got/mib)
+	}
+	rel, ok := p.PinHost(a)
+	if !ok {
+		t.Fatal("pinning a failed")
+	}
+	rel()
+	if got := p.Room(nil); got != 30*mib {
+		t.Errorf("beside a: room %d MiB, want 30", got/mib)
+	}
+	if got := p.Room(a); got != 50*mib {
+		t.Errorf("for a itself: room %d MiB, want 50", got/mib)
+	}
+	// Staging in use counts against the budget; released, it is cached and counts as room.
+	m, ok := p.Acquire(70 * mib)
+	if !ok {
+		t.Fatal("staging 70 MiB failed")
+	}
+	if got := p.Room(nil); got != 10*mib {
+		t.Errorf("with 70 MiB of staging in use: room %d MiB, want 10", got/mib)
+	}
+	p.Release(m)
+	if got := p.Room(nil); got != 30*mib {
+		t.Errorf("with the staging cached: room %d MiB, want 30", got/mib)
+	}
+	if _, ok := p.PinHost(b); ok {
+		t.Error("b (40 MiB) registered beside a with 30 MiB of room")
+	}
+}

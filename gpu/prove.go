@@ -64,7 +64,13 @@ type Prover struct {
 }
 
 // NewProver returns a prover over sched.
-func NewProver(sched *Scheduler) *Prover { return &Prover{Sched: sched} }
+func NewProver(sched *Scheduler) *Prover {
+	p := &Prover{Sched: sched}
+	// Three pooled vectors (L, A, B) per partition in flight: one per worker and one prepared
+	// ahead per device. Fewer would drop registered buffers and register fresh ones every round.
+	p.buffers.keep = max(8, 3*(sched.Workers()+sched.Devices()))
+	return p
+}
 
 // ForgetParams tells the prover that pk's parameters left the caller's cache: the host copies
 // of its SRS vectors that streamed partitions registered are unregistered now, or when the last
@@ -99,31 +105,44 @@ func pinStreamedScalars(run *Run, in *partitionInputs) (release func()) {
 		}
 	}
 	aux := in.scalars[QueryL]
-	if in.lPooled || in.buffers == nil || len(aux) == 0 {
+	if in.lTried || in.buffers == nil || len(aux) == 0 {
 		return release
 	}
+	// Once per partition: a retry after an allocation failure keeps what the first attempt
+	// chose.
+	in.lTried = true
 	// A buffer that the budget cannot hold is not worth the copy, nor the memory it would keep
 	// in the pool: L then streams from the witness in place.
+	l := in.buffers.take(len(aux))
 	need := uint64(len(aux)) * FrBytes
-	cand := in.buffers.peek(len(aux))
-	if cand != nil {
-		need = uint64(cap(cand)) * FrBytes
+	if l != nil {
+		need = uint64(cap(l)) * FrBytes
 	}
-	if run.Pinned.Room(pooledBytes(cand)) < need {
-		run.Pinned.fallback(need, true)
+	if run.Pinned.Room(pooledBytes(l)) < need {
+		if l != nil {
+			in.buffers.putBack(run.Pinned, l)
+		}
+		run.Pinned.fallback(uint64(len(aux))*FrBytes, true)
 		return release
 	}
-	l := in.buffers.get(len(aux))
-	// The partition holds l from here whether or not it is used, so that it goes back to the
-	// buffers (still registered) when the partition ends.
-	in.pooled = append(in.pooled, l)
+	if l == nil {
+		l = make([]fr.Element, len(aux))
+	}
+	l = l[:len(aux)]
 	rel, ok := run.Pinned.PinHost(pooledBytes(l))
 	if !ok {
+		// The pool would not try l again (it remembers failed registrations by address);
+		// forgetting it lets a later partition try once more.
+		run.Pinned.Forget(pooledBytes(l))
+		in.buffers.putBack(run.Pinned, l)
 		return release
 	}
+	// The partition holds l until it ends, then hands it back to the buffers, still
+	// registered.
+	in.pooled = append(in.pooled, l)
 	rels = append(rels, rel)
 	parallelRange(len(aux), func(lo, hi int) { copy(l[lo:hi], aux[lo:hi]) })
-	in.scalars[QueryL], in.lPooled = l, true
+	in.scalars[QueryL] = l
 	return release
 }
 
@@ -149,9 +168,10 @@ type partitionInputs struct {
 	consumed bool
 	// pooled are the vectors to hand back to the prover's buffers when the partition is done.
 	pooled [][]fr.Element
-	// buffers lends pooled vectors; lPooled is set once L's scalars were copied into one.
+	// buffers lends pooled vectors; lTried is set once an attempt decided where L's scalars
+	// stream from (a registered pooled copy, or the witness in place).
 	buffers *scalarBuffers
-	lPooled bool
+	lTried  bool
 }
 
 // ShapeOf is the planner's view of a partition proved against pk.
@@ -195,63 +215,64 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 type scalarBuffers struct {
 	mu   sync.Mutex
 	free [][]fr.Element
+	keep int // vectors kept at most; 0 means 8
 }
 
 // get returns a vector of n elements (contents undefined).
 func (b *scalarBuffers) get(n int) []fr.Element {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	best := b.bestLocked(n)
-	if best < 0 {
-		return make([]fr.Element, n)
+	if v := b.take(n); v != nil {
+		return v[:n]
 	}
-	v := b.free[best]
-	b.free = append(b.free[:best], b.free[best+1:]...)
-	return v[:n]
+	return make([]fr.Element, n)
 }
 
-// peek returns the pooled vector get(n) would return now, or nil when get would allocate.
-func (b *scalarBuffers) peek(n int) []fr.Element {
+// take removes and returns the smallest free vector that holds n elements without wasting more
+// than about half of it (at its full capacity), or nil.
+func (b *scalarBuffers) take(n int) []fr.Element {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if i := b.bestLocked(n); i >= 0 {
-		return b.free[i]
-	}
-	return nil
-}
-
-// bestLocked is the index of the smallest free vector that holds n elements without wasting
-// more than about half of it, or -1.
-func (b *scalarBuffers) bestLocked(n int) int {
 	best := -1
 	for i, v := range b.free {
 		if cap(v) >= n && cap(v) <= 2*n+1024 && (best < 0 || cap(v) < cap(b.free[best])) {
 			best = i
 		}
 	}
-	return best
+	if best < 0 {
+		return nil
+	}
+	v := b.free[best]
+	b.free = append(b.free[:best], b.free[best+1:]...)
+	return v
 }
 
-// put returns vectors; at most 8 are kept, the largest first. It returns the ones it let go.
+// put returns vectors, keeping the largest; it returns the ones it let go.
 func (b *scalarBuffers) put(vs ...[]fr.Element) (dropped [][]fr.Element) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	keep := b.keep
+	if keep <= 0 {
+		keep = 8
+	}
 	b.free = append(b.free, vs...)
 	sort.Slice(b.free, func(i, j int) bool { return cap(b.free[i]) > cap(b.free[j]) })
-	if len(b.free) > 8 {
-		dropped = slices.Clone(b.free[8:])
-		clear(b.free[8:])
-		b.free = b.free[:8]
+	if len(b.free) > keep {
+		dropped = slices.Clone(b.free[keep:])
+		clear(b.free[keep:])
+		b.free = b.free[:keep]
 	}
 	return dropped
 }
 
-// release returns pooled vectors to the buffers and unregisters the ones let go.
-func (p *Prover) release(vs ...[]fr.Element) {
-	for _, v := range p.buffers.put(vs...) {
-		p.Sched.pinned.Forget(pooledBytes(v))
+// putBack returns vectors and unregisters, in pinned, the ones let go: a dropped vector must not
+// stay alive and locked.
+func (b *scalarBuffers) putBack(pinned *PinnedPool, vs ...[]fr.Element) {
+	for _, v := range b.put(vs...) {
+		pinned.Forget(pooledBytes(v))
 	}
 }
+
+// release returns pooled vectors to the buffers and unregisters the ones let go.
+func (p *Prover) release(vs ...[]fr.Element) { p.buffers.putBack(p.Sched.pinned, vs...) }
 
 // padZero extends v with zeros to m elements, in place when its capacity allows (synthesis
 // sizes the vectors for the domain).

@@ -355,3 +355,47 @@ func TestProveStreamedScalarsPinBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestPinStreamedScalarsRegisterFailure: when L's pooled buffer cannot be registered, L streams
+// from the witness in place, the buffer goes back to the pool, and a retry of the partition
+// (after an allocation failure) neither takes another buffer nor counts another fallback.
+func TestPinStreamedScalarsRegisterFailure(t *testing.T) {
+	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
+	pinned := NewPinnedPool(dev, 1<<30)
+	run := &Run{Plan: Plan{Tier: TierPartial}, Pinned: pinned}
+	var bufs scalarBuffers
+	aux := make([]fr.Element, 1000)
+	for i := range aux {
+		aux[i].SetUint64(uint64(i))
+	}
+	in := &partitionInputs{buffers: &bufs}
+	in.scalars[QueryL] = aux
+	dev.InjectRegisterFailures(1)
+	for attempt := range 2 {
+		release := pinStreamedScalars(run, in)
+		if &in.scalars[QueryL][0] != &aux[0] || len(in.pooled) != 0 {
+			t.Fatalf("attempt %d: L does not stream from the witness in place", attempt)
+		}
+		release()
+		if st := pinned.Stats(); st.PinFallbacks != 1 || st.Registered != 0 {
+			t.Fatalf("attempt %d: %+v, want one fallback and nothing registered", attempt, st)
+		}
+		if len(bufs.free) != 1 {
+			t.Fatalf("attempt %d: %d buffers in the pool, want the one that failed to register", attempt, len(bufs.free))
+		}
+	}
+	// The next partition registers the pooled buffer and streams L from a copy of its witness.
+	in2 := &partitionInputs{buffers: &bufs}
+	in2.scalars[QueryL] = aux
+	release := pinStreamedScalars(run, in2)
+	defer release()
+	l := in2.scalars[QueryL]
+	if &l[0] == &aux[0] || len(in2.pooled) != 1 || pinned.Stats().Registered != uint64(cap(l))*FrBytes {
+		t.Fatalf("second partition: L not copied into a registered buffer (%+v)", pinned.Stats())
+	}
+	for i := range aux {
+		if !l[i].Equal(&aux[i]) {
+			t.Fatalf("L's copy differs at %d", i)
+		}
+	}
+}
