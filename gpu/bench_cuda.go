@@ -200,42 +200,60 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func (e *benchEnv) ntt() error {
 	for _, lg := range e.cfg.NTTLogs {
-		n := 1 << lg
-		dom, err := NewNTTDomain(e.cfg.Ordinal, e.mem, lg)
-		if err != nil {
-			return err
-		}
-		host := make([]fr.Element, n)
-		benchScalars(host, e.cfg.Seed+uint64(lg), "uniform")
-		var bufs [3]DevicePtr
-		for i := range bufs {
-			if bufs[i], err = e.mem.Alloc(uint64(n) * 32); err != nil {
-				return err
-			}
-			if err := CopyHostToDevice(e.cfg.Ordinal, bufs[i], unsafe.Pointer(&host[0]), uint64(n)*32); err != nil {
+		// Full domains (the full plan) and compact ones (lower plans: no omega tables).
+		for _, compact := range []bool{false, true} {
+			if err := e.nttDomain(lg, compact); err != nil {
 				return err
 			}
 		}
-		for _, kind := range []NTTKind{NTTForward, NTTInverse, NTTCosetForward, NTTCosetInverse} {
-			name := fmt.Sprintf("NTT 2^%d %s", lg, kind)
-			dev, wall, err := e.timeRuns(name, func() (time.Duration, error) { return dom.Transform(e.ctx, bufs[0], kind) })
-			if err != nil {
-				return err
-			}
-			e.rows = append(e.rows, summarize("NTT "+kind.String(), lg, "device", dev, wall, ""))
-		}
-		dev, wall, err := e.timeRuns(fmt.Sprintf("H step 2^%d", lg), func() (time.Duration, error) {
-			return dom.ComputeH(e.ctx, bufs[0], bufs[1], bufs[2])
-		})
-		if err != nil {
-			return err
-		}
-		e.rows = append(e.rows, summarize("H step (6 transforms)", lg, "device", dev, wall, ""))
-		for _, b := range bufs {
-			_ = e.mem.Free(b)
-		}
-		_ = dom.Close()
 	}
+	return nil
+}
+
+func (e *benchEnv) nttDomain(lg uint, compact bool) error {
+	n := 1 << lg
+	dom, err := NewNTTDomain(e.cfg.Ordinal, e.mem, lg, compact)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dom.Close() }()
+	mode, suffix := "device", ""
+	if compact {
+		mode, suffix = "device, compact tables", " compact"
+	}
+	host := make([]fr.Element, n)
+	benchScalars(host, e.cfg.Seed+uint64(lg), "uniform")
+	var bufs [3]DevicePtr
+	defer func() {
+		for _, b := range bufs {
+			if b != 0 {
+				_ = e.mem.Free(b)
+			}
+		}
+	}()
+	for i := range bufs {
+		if bufs[i], err = e.mem.Alloc(uint64(n) * 32); err != nil {
+			return err
+		}
+		if err := CopyHostToDevice(e.cfg.Ordinal, bufs[i], unsafe.Pointer(&host[0]), uint64(n)*32); err != nil {
+			return err
+		}
+	}
+	for _, kind := range []NTTKind{NTTForward, NTTInverse, NTTCosetForward, NTTCosetInverse} {
+		name := fmt.Sprintf("NTT 2^%d %s%s", lg, kind, suffix)
+		dev, wall, err := e.timeRuns(name, func() (time.Duration, error) { return dom.Transform(e.ctx, bufs[0], kind) })
+		if err != nil {
+			return err
+		}
+		e.rows = append(e.rows, summarize("NTT "+kind.String(), lg, mode, dev, wall, ""))
+	}
+	dev, wall, err := e.timeRuns(fmt.Sprintf("H step 2^%d%s", lg, suffix), func() (time.Duration, error) {
+		return dom.ComputeH(e.ctx, bufs[0], bufs[1], bufs[2])
+	})
+	if err != nil {
+		return err
+	}
+	e.rows = append(e.rows, summarize("H step (6 transforms)", lg, mode, dev, wall, ""))
 	return nil
 }
 

@@ -216,7 +216,9 @@ func (d *HardwareDevice) Launch(ctx context.Context, name string, fn func() erro
 type NativeSizer struct{ Ordinal int }
 
 // NTTDomainBytes implements Sizer.
-func (NativeSizer) NTTDomainBytes(logN uint32) uint64 { return NTTDomainBytes(uint(logN)) }
+func (NativeSizer) NTTDomainBytes(logN uint32, compact bool) uint64 {
+	return NTTDomainBytes(uint(logN), compact)
+}
 
 // MSMWorkspace implements Sizer; where the native plan refuses the shape it falls back to the
 // model (the MSM itself will then fail loudly).

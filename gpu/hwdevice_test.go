@@ -12,8 +12,10 @@ import (
 // TestModelSizerMatchesNative keeps the planner's table size equal to the native layout.
 func TestModelSizerMatchesNative(t *testing.T) {
 	for lg := uint32(1); lg <= MaxNTTLog; lg++ {
-		if got, want := (ModelSizer{}).NTTDomainBytes(lg), NTTDomainBytes(uint(lg)); got != want {
-			t.Errorf("NTTDomainBytes(%d): model %d, native %d", lg, got, want)
+		for _, compact := range []bool{false, true} {
+			if got, want := (ModelSizer{}).NTTDomainBytes(lg, compact), NTTDomainBytes(uint(lg), compact); got != want {
+				t.Errorf("NTTDomainBytes(%d, compact %v): model %d, native %d", lg, compact, got, want)
+			}
 		}
 	}
 }

@@ -55,13 +55,26 @@ func (k NTTKind) String() string {
 // MaxNTTLog is the largest supported domain, 2^28 elements.
 const MaxNTTLog = C.SNARKD_NTT_MAX_LG
 
-// NTTDomainBytes is the device memory a domain of 2^logN elements holds (twiddle tables).
-func NTTDomainBytes(logN uint) uint64 { return uint64(C.snarkd_ntt_domain_bytes(C.uint32_t(logN))) }
+// NTTDomainBytes is the device memory a domain of 2^logN elements holds (twiddle tables); a
+// compact domain leaves out the omega tables (2^logN elements).
+func NTTDomainBytes(logN uint, compact bool) uint64 {
+	return uint64(C.snarkd_ntt_domain_bytes(C.uint32_t(logN), cBool(compact)))
+}
+
+func cBool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // NTTDomain is a radix-2 evaluation domain of size 2^LogN with its twiddle tables resident on
 // one device. Data buffers of 2^LogN fr.Elements (gnark-crypto layout) are transformed in place.
+// A compact domain holds 2^LogN elements less of tables, and its largest passes compute
+// their twiddles instead of loading them.
 type NTTDomain struct {
 	LogN    uint
+	Compact bool
 	ordinal int
 	mem     DeviceMemory
 	buf     DevicePtr
@@ -72,8 +85,9 @@ func frWords(e *fr.Element) [4]C.uint64_t {
 	return [4]C.uint64_t{C.uint64_t(e[0]), C.uint64_t(e[1]), C.uint64_t(e[2]), C.uint64_t(e[3])}
 }
 
-// NewNTTDomain allocates the domain's tables from mem on device ordinal and fills them.
-func NewNTTDomain(ordinal int, mem DeviceMemory, logN uint) (*NTTDomain, error) {
+// NewNTTDomain allocates the domain's tables, full or compact, from mem on device ordinal and
+// fills them.
+func NewNTTDomain(ordinal int, mem DeviceMemory, logN uint, compact bool) (*NTTDomain, error) {
 	if logN < 1 || logN > MaxNTTLog {
 		return nil, fmt.Errorf("gpu: NTT domain 2^%d outside 2^1..2^%d", logN, MaxNTTLog)
 	}
@@ -111,15 +125,15 @@ func NewNTTDomain(ordinal int, mem DeviceMemory, logN uint) (*NTTDomain, error) 
 		}
 	}
 
-	size := NTTDomainBytes(logN)
+	size := NTTDomainBytes(logN, compact)
 	buf, err := mem.Alloc(size)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: NTT domain 2^%d tables (%s): %w", logN, FormatBytes(size), err)
 	}
-	d := &NTTDomain{LogN: logN, ordinal: ordinal, mem: mem, buf: buf}
+	d := &NTTDomain{LogN: logN, Compact: compact, ordinal: ordinal, mem: mem, buf: buf}
 	nw, zw := frWords(&nInv), frWords(&zInv)
 	if err := check("ntt domain init", C.snarkd_ntt_domain_init(C.int32_t(ordinal), C.uint32_t(logN),
-		devPtr(buf), unsafe.Pointer(&tables[0]), &nw[0], &zw[0], &d.c)); err != nil {
+		cBool(compact), devPtr(buf), unsafe.Pointer(&tables[0]), &nw[0], &zw[0], &d.c)); err != nil {
 		_ = mem.Free(buf)
 		return nil, err
 	}

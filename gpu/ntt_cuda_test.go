@@ -93,57 +93,72 @@ func equalFr(t testing.TB, what string, got, want []fr.Element) {
 func TestNTTDevice(t *testing.T) {
 	requireDevice(t)
 	mem := NewCUDAMemory(0)
-	ctx := context.Background()
 	sizes := []uint{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 17, 20, 22}
 	if testing.Short() {
 		sizes = sizes[:12]
 	}
 	for _, lg := range sizes {
-		dom, err := NewNTTDomain(0, mem, lg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 1 << lg
-		for _, kind := range []NTTKind{NTTForward, NTTInverse, NTTCosetForward, NTTCosetInverse} {
-			in := randFr(t, n)
-			in[0].SetZero()
-			if n > 1 {
-				in[n-1].SetInt64(-1)
-			}
-			want := append([]fr.Element(nil), in...)
-			nttRef(want, kind)
-			dv := newDevVec(t, mem, in)
-			if _, err := dom.Transform(ctx, dv.p, kind); err != nil {
-				t.Fatal(err)
-			}
-			equalFr(t, "NTT 2^"+strconv.Itoa(int(lg))+" "+kind.String(), dv.get(), want)
-			// Same input again: identical result.
-			if err := CopyHostToDevice(0, dv.p, unsafe.Pointer(&in[0]), uint64(n)*32); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := dom.Transform(ctx, dv.p, kind); err != nil {
-				t.Fatal(err)
-			}
-			equalFr(t, "NTT repeat 2^"+strconv.Itoa(int(lg))+" "+kind.String(), dv.get(), want)
-			dv.free()
-		}
-		// H step.
-		a, b, c := randFr(t, n), randFr(t, n), randFr(t, n)
-		da, db, dc := newDevVec(t, mem, a), newDevVec(t, mem, b), newDevVec(t, mem, c)
-		if _, err := dom.ComputeH(ctx, da.p, db.p, dc.p); err != nil {
-			t.Fatal(err)
-		}
-		equalFr(t, "H step 2^"+strconv.Itoa(int(lg)), da.get(), hRef(a, b, c))
-		da.free()
-		db.free()
-		dc.free()
-		if err := dom.Close(); err != nil {
-			t.Fatal(err)
+		for _, compact := range []bool{false, true} {
+			nttDeviceCase(t, mem, lg, compact)
 		}
 	}
 	if got := mem.InUse(); got != 0 {
 		t.Errorf("%d device bytes still allocated", got)
 	}
+}
+
+// nttDeviceCase checks every transform kind and the H step of one domain, full or compact,
+// against the CPU.
+func nttDeviceCase(t *testing.T, mem *CUDAMemory, lg uint, compact bool) {
+	t.Helper()
+	ctx := context.Background()
+	dom, err := NewNTTDomain(0, mem, lg, compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := dom.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	name := "2^" + strconv.Itoa(int(lg))
+	if compact {
+		name += " compact"
+	}
+	n := 1 << lg
+	for _, kind := range []NTTKind{NTTForward, NTTInverse, NTTCosetForward, NTTCosetInverse} {
+		in := randFr(t, n)
+		in[0].SetZero()
+		if n > 1 {
+			in[n-1].SetInt64(-1)
+		}
+		want := append([]fr.Element(nil), in...)
+		nttRef(want, kind)
+		dv := newDevVec(t, mem, in)
+		if _, err := dom.Transform(ctx, dv.p, kind); err != nil {
+			t.Fatal(err)
+		}
+		equalFr(t, "NTT "+name+" "+kind.String(), dv.get(), want)
+		// Same input again: identical result.
+		if err := CopyHostToDevice(0, dv.p, unsafe.Pointer(&in[0]), uint64(n)*32); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dom.Transform(ctx, dv.p, kind); err != nil {
+			t.Fatal(err)
+		}
+		equalFr(t, "NTT repeat "+name+" "+kind.String(), dv.get(), want)
+		dv.free()
+	}
+	// H step.
+	a, b, c := randFr(t, n), randFr(t, n), randFr(t, n)
+	da, db, dc := newDevVec(t, mem, a), newDevVec(t, mem, b), newDevVec(t, mem, c)
+	if _, err := dom.ComputeH(ctx, da.p, db.p, dc.p); err != nil {
+		t.Fatal(err)
+	}
+	equalFr(t, "H step "+name, da.get(), hRef(a, b, c))
+	da.free()
+	db.free()
+	dc.free()
 }
 
 // TestNTTRoundTripLarge checks inverse(forward(x)) = x and coset round trips at 2^25, beyond
@@ -156,11 +171,30 @@ func TestNTTRoundTripLarge(t *testing.T) {
 	mem := NewCUDAMemory(0)
 	ctx := context.Background()
 	const lg = 25
-	dom, err := NewNTTDomain(0, mem, lg)
+	dom, err := NewNTTDomain(0, mem, lg, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dom.Close()
+	// The compact domain's transforms equal the full domain's.
+	cdom, err := NewNTTDomain(0, mem, lg, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cdom.Close()
+	for _, kind := range []NTTKind{NTTForward, NTTInverse, NTTCosetForward, NTTCosetInverse, NTTToCoset} {
+		x := randFr(t, 1<<lg)
+		full, compact := newDevVec(t, mem, x), newDevVec(t, mem, x)
+		if _, err := dom.Transform(ctx, full.p, kind); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cdom.Transform(ctx, compact.p, kind); err != nil {
+			t.Fatal(err)
+		}
+		equalFr(t, "compact "+kind.String(), compact.get(), full.get())
+		full.free()
+		compact.free()
+	}
 	in := randFr(t, 1<<lg)
 	dv := newDevVec(t, mem, in)
 	defer dv.free()

@@ -112,8 +112,8 @@ func (s Shape) SRSBytes(q Query) uint64 { return s.Points[q] * q.Curve().AffineB
 // Sizer gives the device memory the kernels need beyond the data buffers. The cuda build can
 // answer from snarkd_ntt_domain_bytes and snarkd_msm_plan_make; ModelSizer mirrors them.
 type Sizer interface {
-	// NTTDomainBytes is the size of one NTT domain's twiddle tables.
-	NTTDomainBytes(logN uint32) uint64
+	// NTTDomainBytes is the size of one NTT domain's twiddle tables, full or compact.
+	NTTDomainBytes(logN uint32, compact bool) uint64
 	// MSMWorkspace is the device workspace of one MSM of npoints with chunks of 2^chunkLog.
 	MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog uint32) uint64
 }
@@ -122,11 +122,16 @@ type Sizer interface {
 // docs/scheduler.md.
 type ModelSizer struct{}
 
-// NTTDomainBytes: forward and inverse twiddles (n/2 Fr each), 8 tables of 2^ceil(lg/2) Fr and
-// the twiddle tables of the global passes with small spans.
-func (ModelSizer) NTTDomainBytes(logN uint32) uint64 {
+// NTTDomainBytes: forward and inverse twiddles (n/2 Fr each; none in a compact domain), 8
+// tables of 2^ceil(lg/2) Fr, the chunk stages' level table (2^(min(lg, 10) - 1) Fr) and the
+// twiddle tables of the global passes with small spans.
+func (ModelSizer) NTTDomainBytes(logN uint32, compact bool) uint64 {
 	split := (logN + 1) / 2
-	return FrBytes<<logN + 8*FrBytes<<split + FrBytes*nttPassTableFr(logN)
+	n := 8*FrBytes<<split + FrBytes<<(min(logN, 10)-1) + FrBytes*nttPassTableFr(logN)
+	if !compact {
+		n += FrBytes << logN
+	}
+	return n
 }
 
 // nttPassTableFr mirrors native for_each_pass_table: the spans above the 2^10-element
@@ -251,6 +256,9 @@ type Plan struct {
 	DomainBuffers int
 	// Prestaged is how many of a, b, c are uploaded before the kernel lock.
 	Prestaged int
+	// CompactNTT: the plan's NTT domain has no omega tables (NTTKey, NTTDomainBytes), for
+	// cards where they do not fit beside the plan.
+	CompactNTT bool
 	// ScalarsOnDevice: the L/A/B MSM scalars are uploaded; otherwise read from host memory.
 	ScalarsOnDevice bool
 	// ScalarBuffers: L, A and B each have a scalar buffer of their own (ScalarBuffer) outside
@@ -292,7 +300,11 @@ func (p Plan) String() string {
 	if p.SRSResident {
 		srs = "resident"
 	}
-	return fmt.Sprintf("%s (arena %s, SRS %s, MSM chunks 2^%d)", p.Tier, FormatBytes(p.Peak), srs, p.ChunkLog)
+	compact := ""
+	if p.CompactNTT {
+		compact = ", compact NTT tables"
+	}
+	return fmt.Sprintf("%s (arena %s, SRS %s, MSM chunks 2^%d%s)", p.Tier, FormatBytes(p.Peak), srs, p.ChunkLog, compact)
 }
 
 // Planner computes the plans for partition shapes.
@@ -343,8 +355,13 @@ func chunkLog(tier Tier, logN uint32, wide bool) uint32 {
 	return max(want, 10)
 }
 
-// NTTKey is the resident key of a domain's twiddle tables.
-func NTTKey(logN uint32) string { return fmt.Sprintf("ntt/2^%d", logN) }
+// NTTKey is the resident key of a domain's twiddle tables, full or compact.
+func NTTKey(logN uint32, compact bool) string {
+	if compact {
+		return fmt.Sprintf("ntt/2^%d/compact", logN)
+	}
+	return fmt.Sprintf("ntt/2^%d", logN)
+}
 
 // SRSKey is the resident key of one SRS point vector.
 func SRSKey(srs string, q Query) string { return fmt.Sprintf("srs/%s/%s", srs, q) }
@@ -358,6 +375,15 @@ func SRSKey(srs string, q Query) string { return fmt.Sprintf("srs/%s/%s", srs, q
 // and Peak is the largest phase. With wide chunks the scalars of L, A and B have buffers of
 // their own above all three phases (Peak = largest phase + their sum).
 func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
+	return pl.plan(s, tier, srsResident, false)
+}
+
+// PlanCompact is Plan with compact NTT tables (Plan.CompactNTT).
+func (pl Planner) PlanCompact(s Shape, tier Tier, srsResident bool) Plan {
+	return pl.plan(s, tier, srsResident, true)
+}
+
+func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 	sz := pl.Sizer
 	if sz == nil {
 		sz = ModelSizer{}
@@ -444,7 +470,8 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 		p.Peak = max(ntt, phaseH, scal+ws)
 	}
 
-	p.Resident = []ResidentNeed{{Key: NTTKey(s.LogDomain), Bytes: sz.NTTDomainBytes(s.LogDomain)}}
+	p.CompactNTT = compact
+	p.Resident = []ResidentNeed{{Key: NTTKey(s.LogDomain, p.CompactNTT), Bytes: sz.NTTDomainBytes(s.LogDomain, p.CompactNTT)}}
 	if srsResident {
 		for q := QueryH; q < numQueries; q++ {
 			if s.Points[q] > 0 {
@@ -456,12 +483,18 @@ func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 }
 
 // Plans lists every plan of s, best first: with the SRS resident full (with wide chunks, then
-// also without), partial, minimal, then the same with the SRS streamed.
+// also without), partial, minimal, then the same with the SRS streamed. Partial and minimal
+// plans come twice: with the NTT domain's full tables, then with compact ones, which are
+// 2^logN Fr smaller (4 GiB at 2^27: a 12 GB card then runs the partial plan instead of the
+// minimal one) and make the H step about 15 % slower.
 func (pl Planner) Plans(s Shape) []Plan {
 	var out []Plan
 	for _, res := range []bool{true, false} {
 		for t := TierFull; t <= TierMinimal; t++ {
 			out = append(out, pl.Plan(s, t, res))
+			if t != TierFull {
+				out = append(out, pl.PlanCompact(s, t, res))
+			}
 			if res && t == TierFull && pl.WideChunks {
 				narrow := pl
 				narrow.WideChunks = false

@@ -45,11 +45,16 @@ func TestModelSizer(t *testing.T) {
 			t.Errorf("MSMWorkspace(%d, %d, %d, %d) = %d, want %d", tc.c, tc.n, tc.flags, tc.chunkLog, got, tc.want)
 		}
 	}
-	// 2^27: n Fr of twiddles, 8 tables of 2^14 Fr, pass tables for the passes with smallest
-	// spans 2^18, 2^15, 2^12 (radix 8) and 2^10 (radix 4), forward and inverse.
+	// 2^27: n Fr of twiddles (none when compact), 8 tables of 2^14 Fr, the level table of 2^9
+	// Fr, pass tables for the passes with smallest spans 2^18, 2^15, 2^12 (radix 8) and 2^10
+	// (radix 4), forward and inverse.
 	passes := 2 * (7<<18 + 7<<15 + 7<<12 + 3<<10)
-	if got, want := (ModelSizer{}).NTTDomainBytes(27), uint64(4<<30+8*32<<14+32*passes); got != want {
+	compact := uint64(8*32<<14 + 32<<9 + 32*passes)
+	if got, want := (ModelSizer{}).NTTDomainBytes(27, false), 4<<30+compact; got != want {
 		t.Errorf("NTTDomainBytes(27) = %d, want %d", got, want)
+	}
+	if got := (ModelSizer{}).NTTDomainBytes(27, true); got != compact {
+		t.Errorf("NTTDomainBytes(27, compact) = %d, want %d", got, compact)
 	}
 }
 
@@ -138,8 +143,16 @@ func TestPlanLayout(t *testing.T) {
 							}
 						}
 					}
-					if len(p.Resident) != wantRes || p.Resident[0].Key != NTTKey(s.LogDomain) {
-						t.Errorf("%s: resident %v", name, p.Resident)
+					if p.CompactNTT || len(p.Resident) != wantRes || p.Resident[0].Key != NTTKey(s.LogDomain, false) ||
+						p.Resident[0].Bytes != (ModelSizer{}).NTTDomainBytes(s.LogDomain, false) {
+						t.Errorf("%s: resident %v (compact NTT %v)", name, p.Resident, p.CompactNTT)
+					}
+					// The compact variant differs only in the NTT tables.
+					c := (Planner{WideChunks: wide}).PlanCompact(s, tier, res)
+					if !c.CompactNTT || c.Peak != p.Peak || fmt.Sprint(c.Buffers) != fmt.Sprint(p.Buffers) ||
+						c.Resident[0].Key != NTTKey(s.LogDomain, true) ||
+						p.Need()-c.Need() != RoundAlloc(p.Resident[0].Bytes)-RoundAlloc(c.Resident[0].Bytes) {
+						t.Errorf("%s: compact variant %s, resident %v", name, c, c.Resident)
 					}
 					if (p.MSMFlags[QueryH]&MSMPointsOnHost != 0) == res {
 						t.Errorf("%s: H points on host = %v", name, !res)
@@ -163,12 +176,20 @@ func TestPoRepPlans(t *testing.T) {
 	const gib = 1 << 30
 	d := uint64(4 * gib)
 	plans := (Planner{}).Candidates(porepShape, true)
-	if len(plans) != 6 {
-		t.Fatalf("%d candidates, want 6", len(plans))
+	// Resident, then streamed: full, partial, partial with compact NTT tables, minimal with
+	// compact tables (with full tables it is no smaller than the compact partial plan).
+	var got []string
+	for _, p := range plans {
+		got = append(got, fmt.Sprintf("%s/%v/%v", p.Tier, p.SRSResident, p.CompactNTT))
+	}
+	want := "[full/true/false partial/true/false partial/true/true minimal/true/true " +
+		"full/false/false partial/false/false partial/false/true minimal/false/true]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("candidates %v, want %s", got, want)
 	}
 	// a, b, c dominate the resident full and partial arenas of a 2^27 domain and the streamed
 	// partial one (the streamed full arena is the L/A/B phase: point staging at 2^24 chunks).
-	for i, want := range []uint64{3 * d, 2 * d, 0, 0, 2 * d, 0} {
+	for i, want := range []uint64{3 * d, 2 * d, 2 * d, 0, 0, 2 * d, 2 * d, 0} {
 		if want != 0 && plans[i].Peak != want {
 			t.Errorf("candidate %d (%s): arena %d, want %d", i, plans[i], plans[i].Peak, want)
 		}
@@ -192,9 +213,9 @@ func TestPoRepPlans(t *testing.T) {
 	for q := QueryH; q < numQueries; q++ {
 		srs += RoundAlloc(porepShape.SRSBytes(q))
 	}
-	tables := RoundAlloc((ModelSizer{}).NTTDomainBytes(27))
 	for i, p := range plans {
-		wantSRS := i < 3
+		tables := RoundAlloc((ModelSizer{}).NTTDomainBytes(27, p.CompactNTT))
+		wantSRS := i < 4
 		if p.SRSResident != wantSRS {
 			t.Errorf("candidate %d resident = %v", i, p.SRSResident)
 		}
@@ -208,12 +229,12 @@ func TestPoRepPlans(t *testing.T) {
 		t.Logf("%-40s need %s", p, FormatBytes(p.Need()))
 	}
 	// The minimal streamed plan: one domain buffer plus the H MSM workspace at 2^20 chunks.
-	min := plans[5]
+	min := plans[7]
 	wsH := RoundAlloc((ModelSizer{}).MSMWorkspace(G1, 1<<27-1, MSMPointsOnHost, 20))
 	if min.Peak != d+wsH {
 		t.Errorf("minimal arena %d, want %d", min.Peak, d+wsH)
 	}
-	if streamed := (Planner{}).Candidates(porepShape, false); len(streamed) != 3 || streamed[0].SRSResident {
+	if streamed := (Planner{}).Candidates(porepShape, false); len(streamed) != 4 || streamed[0].SRSResident {
 		t.Errorf("candidates without residency: %v", streamed)
 	}
 }

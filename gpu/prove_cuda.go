@@ -75,12 +75,12 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	// Resident vectors: the domain's twiddles, and the SRS when the plan keeps it on the device.
 	var dom *NTTDomain
 	if in.logN >= 1 {
-		rv, err := run.Resident(NTTKey(in.logN))
+		rv, err := run.Resident(NTTKey(in.logN, plan.CompactNTT))
 		if err != nil {
 			return nil, err
 		}
 		_, h, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
-			return NewNTTDomain(ord, &fixedMemory{p: p, size: rv.Size()}, uint(in.logN))
+			return NewNTTDomain(ord, &fixedMemory{p: p, size: rv.Size()}, uint(in.logN), plan.CompactNTT)
 		})
 		if err != nil {
 			return nil, err

@@ -48,6 +48,20 @@ func hardwareScheduler(t testing.TB, workers int, resident bool, filter func([]P
 	return sched
 }
 
+// cardHeadroom is the headroom that leaves card bytes of device 0, less the default headroom,
+// to admission: the device then admits plans as a card of that size would.
+func cardHeadroom(t testing.TB, card uint64) uint64 {
+	dev, err := NewHardwareDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := dev.Info().TotalMem
+	if card >= total {
+		t.Fatalf("a %s card does not fit in this %s one", FormatBytes(card), FormatBytes(total))
+	}
+	return total - card + DefaultHeadroom
+}
+
 // TestHardwareProveTiers proves a real circuit (50,000 constraints, a 2^16 domain, public
 // inputs) on the GPU with each plan tier and compares the bytes with the CPU prover's.
 func TestHardwareProveTiers(t *testing.T) {
@@ -63,11 +77,22 @@ func TestHardwareProveTiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tc := range []struct {
-		tier     Tier
-		resident bool
-	}{{TierFull, true}, {TierFull, false}, {TierPartial, false}, {TierPartial, true}, {TierMinimal, false}} {
-		t.Run(fmt.Sprintf("%s-resident=%v", tc.tier, tc.resident), func(t *testing.T) {
-			sched := hardwareScheduler(t, 1, tc.resident, OnlyTier(tc.tier, tc.resident), 0)
+		tier              Tier
+		resident, compact bool
+	}{{TierFull, true, false}, {TierFull, false, false}, {TierPartial, false, false}, {TierPartial, true, false},
+		{TierPartial, false, true}, {TierMinimal, false, false}, {TierMinimal, false, true}} {
+		t.Run(fmt.Sprintf("%s-resident=%v-compact=%v", tc.tier, tc.resident, tc.compact), func(t *testing.T) {
+			only := OnlyTier(tc.tier, tc.resident)
+			filter := func(plans []Plan) []Plan {
+				var out []Plan
+				for _, p := range only(plans) {
+					if p.CompactNTT == tc.compact {
+						out = append(out, p)
+					}
+				}
+				return out
+			}
+			sched := hardwareScheduler(t, 1, tc.resident, filter, 0)
 			defer sched.Close()
 			c := testcircuit.NewWithWitness(n, 5, uint64(i+1))
 			pa, err := cs.SynthesizeProving(ctx, c, groth16.CapacityFor(pk))
@@ -81,7 +106,7 @@ func TestHardwareProveTiers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Run.Plan.Tier != tc.tier || res.Run.Plan.SRSResident != tc.resident {
+			if res.Run.Plan.Tier != tc.tier || res.Run.Plan.SRSResident != tc.resident || res.Run.Plan.CompactNTT != tc.compact {
 				t.Fatalf("ran %s", res.Run.Plan)
 			}
 			// Streamed plans copy the SRS from memory page-locked in place, and plans that
@@ -457,6 +482,7 @@ func TestHardwarePartitionBench(t *testing.T) {
 	for _, mode := range modes {
 		var filter func([]Plan) []Plan
 		resident, workers, n := false, 2, parts
+		var headroom uint64
 		switch mode {
 		case "full-resident":
 			filter, resident = OnlyTier(TierFull, true), true
@@ -467,9 +493,15 @@ func TestHardwarePartitionBench(t *testing.T) {
 		case "minimal":
 			filter, workers, n = OnlyTier(TierMinimal, false), 1, min(parts, 3)
 		default:
-			t.Fatalf("unknown mode %q", mode)
+			// cardN: admission as on an N GiB card (the headroom leaves N GiB of this one, less
+			// the usual 512 MiB), every plan allowed.
+			gib, err := strconv.Atoi(strings.TrimPrefix(mode, "card"))
+			if !strings.HasPrefix(mode, "card") || err != nil || gib < 1 {
+				t.Fatalf("unknown mode %q", mode)
+			}
+			resident, headroom = true, cardHeadroom(t, uint64(gib)<<30)
 		}
-		sched := hardwareScheduler(t, workers, resident, filter, 0)
+		sched := hardwareScheduler(t, workers, resident, filter, headroom)
 		p := NewProver(sched)
 		// Warm-up: loads the resident vectors and the NTT tables.
 		r, s := fixedRS(0)
@@ -528,9 +560,26 @@ func TestHardwarePartitionBench(t *testing.T) {
 			}
 		}
 		sort.Slice(done, func(i, j int) bool { return done[i].Before(done[j]) })
+		// The plans granted, with counts where they differ between partitions.
+		counts := map[string]int{}
+		var order []string
+		for _, r := range results {
+			k := r.Run.Plan.String()
+			if counts[k] == 0 {
+				order = append(order, k)
+			}
+			counts[k]++
+		}
+		plans := order[0]
+		if len(order) > 1 {
+			for i, k := range order {
+				order[i] = fmt.Sprintf("%d × %s", counts[k], k)
+			}
+			plans = strings.Join(order, " + ")
+		}
 		rw := row{mode: mode, firstLatency: done[0].Sub(start), stages: stagesString(results[n-1].Stages),
-			plan: results[n-1].Run.Plan.String(), partitionsRun: n}
-		if !resident {
+			plan: plans, partitionsRun: n}
+		if ps.Registered > 0 || ps.PinFallbacks > 0 {
 			rw.plan += fmt.Sprintf("; pinned in place %s (SRS and streamed scalars), %d vectors streamed from pageable memory", FormatBytes(ps.Registered), ps.PinFallbacks)
 		}
 		rw.plan += fmt.Sprintf("; warm-up partition %s", warm.Round(time.Millisecond))

@@ -195,6 +195,12 @@ func checkIdle(t *testing.T, s *Scheduler, devs ...*SimDevice) {
 
 func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 	full := needOf(shapeLarge, TierFull, false)
+	// Each failure moves one candidate down: full, partial, partial with compact NTT tables,
+	// minimal with compact tables.
+	cands := (Planner{}).Candidates(shapeLarge, false)
+	if len(cands) != 4 || cands[2].Tier != TierPartial || !cands[2].CompactNTT || cands[3].Tier != TierMinimal {
+		t.Fatalf("candidates %v", cands)
+	}
 	for _, tc := range []struct {
 		inject   int
 		retries  int
@@ -203,8 +209,9 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 	}{
 		{inject: 0, wantTier: TierFull},
 		{inject: 1, wantTier: TierPartial},
-		{inject: 2, wantTier: TierMinimal},
-		{inject: 4, wantTier: TierMinimal}, // the minimal plan is retried
+		{inject: 2, wantTier: TierPartial},
+		{inject: 3, wantTier: TierMinimal},
+		{inject: 5, wantTier: TierMinimal}, // the minimal plan is retried
 		{inject: 20, retries: 3, wantErr: true},
 	} {
 		t.Run(fmt.Sprintf("inject=%d", tc.inject), func(t *testing.T) {
@@ -230,7 +237,9 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Prove: %v", err)
 			}
-			if res.Plan.Tier != tc.wantTier || res.OOMs != tc.inject || res.Attempts != tc.inject+1 {
+			if want := cands[min(tc.inject, len(cands)-1)]; res.Plan.String() != want.String() ||
+				res.Plan.CompactNTT != want.CompactNTT || res.Plan.Tier != tc.wantTier ||
+				res.OOMs != tc.inject || res.Attempts != tc.inject+1 {
 				t.Fatalf("result %+v (tier %s), want tier %s after %d OOMs", res, res.Plan.Tier, tc.wantTier, tc.inject)
 			}
 			if got := len(log.of(EventAllocFailed)); got != tc.inject || m.oom != tc.inject {
@@ -252,7 +261,7 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 }
 
 func TestSchedulerPartitionWaitsForMemory(t *testing.T) {
-	minimal := needOf(shapeLarge, TierMinimal, false)
+	minimal := (Planner{}).PlanCompact(shapeLarge, TierMinimal, false).Need()
 	total := minimal + 32*mib // with the headroom, exactly the minimal plan fits an idle device
 	dev := NewSimDevice(SimConfig{TotalMem: total, OthersMem: total / 2})
 	s, log := newTestScheduler(t, Config{Allocator: AllocatorConfig{Headroom: 32 * mib}}, dev)
@@ -691,9 +700,9 @@ func TestSqueezeRehearsal(t *testing.T) {
 			if left > 0 {
 				others = h200 - uint64(left*(1<<30))
 			}
-			if left > 0 && needOf(shape, TierMinimal, false) > uint64(left*(1<<30))-DefaultHeadroom {
-				t.Logf("2^%d, %.1f GiB left: the minimal plan (%s) cannot fit", lg, left,
-					FormatBytes(needOf(shape, TierMinimal, false)))
+			smallest := (Planner{}).PlanCompact(shape, TierMinimal, false).Need()
+			if left > 0 && smallest > uint64(left*(1<<30))-DefaultHeadroom {
+				t.Logf("2^%d, %.1f GiB left: the minimal plan (%s) cannot fit", lg, left, FormatBytes(smallest))
 				continue
 			}
 			dev := NewSimDevice(SimConfig{TotalMem: h200, OthersMem: others})

@@ -9,7 +9,9 @@
 // whose smallest span is at most 2^pass_table_lg reads its twiddles from a table of its own,
 // built with the domain (coalesced loads); the others (the largest spans) load their 7 straight
 // from the omega table, where consecutive threads read nearby entries. Passes with small spans
-// would scatter those loads over gigabytes, one page per thread.
+// would scatter those loads over gigabytes, one page per thread. A compact domain has no omega
+// tables (n Fr, 4 GiB at 2^27, for cards where that memory is worth more than the time): those
+// passes then compute each twiddle as one product of two small tables' entries.
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -44,15 +46,48 @@ __global__ void expand_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_
     out[k] = hi[k >> ls] * lo[k & ((1u << ls) - 1)];
 }
 
+// out[j] = x^(j << shift) for j < count, x^e = hi[e >> ls] * lo[e & (2^ls - 1)].
+__global__ void strided_powers(fr_t *out, const fr_t *lo, const fr_t *hi, uint32_t ls,
+                               uint32_t shift, size_t count) {
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= count) return;
+    const size_t e = j << shift;
+    out[j] = hi[e >> ls] * lo[e & ((1u << ls) - 1)];
+}
+
 // Twiddles of a global pass of R stages (lg_low = log of the smallest span). Stage d (span
 // 2^(lg_low + d)) pairs x[k] with x[k + 2^d] for k with bit d clear, and multiplies by
 // omega_{2^(lg_low+d+1)}^(low + (k mod 2^d)·2^lg_low) = tw[(low + m·2^lg_low) << (lg_n -
 // lg_low - d - 1)], m = k mod 2^d (tw[e] = omega_n^e). Loaded straight from tw: for the passes
 // without a table of their own (the largest spans) consecutive threads read entries at most
 // 2^(lg_n - lg_low - 1) apart, each 32-byte load one sector.
+__device__ __forceinline__ size_t pass_exponent(uint32_t lg_n, uint32_t lg_low, uint32_t d,
+                                                uint32_t m, size_t low) {
+    return (low + ((size_t)m << lg_low)) << (lg_n - lg_low - d - 1);
+}
+
 __device__ __forceinline__ fr_t pass_twiddle(const fr_t *tw, uint32_t lg_n, uint32_t lg_low,
                                              uint32_t d, uint32_t m, size_t low) {
-    return tw[(low + ((size_t)m << lg_low)) << (lg_n - lg_low - d - 1)];
+    return tw[pass_exponent(lg_n, lg_low, d, m, low)];
+}
+
+// omega_n^e from the split tables: lo[j] = omega^j, hi[j] = omega^(j * 2^ls), j < 2^ls.
+__device__ __forceinline__ fr_t split_power(const fr_t *lo, const fr_t *hi, uint32_t ls, size_t e) {
+    return hi[e >> ls] * lo[e & ((1u << ls) - 1)];
+}
+
+// Where a global pass takes its twiddles: a table of its own, the omega table, or products of
+// the split tables (compact domains).
+enum { TW_DIRECT = 0, TW_TABLE = 1, TW_SPLIT = 2 };
+
+template <int R>
+__device__ __forceinline__ void split_twiddles(fr_t (&w)[1 << (R - 1)], const fr_t *lo,
+                                               const fr_t *hi, uint32_t ls, int d, uint32_t lg_n,
+                                               uint32_t lg_low, size_t low) {
+#pragma unroll
+    for (int m = 0; m < (1 << (R - 1)); m++)
+        if (m < (1 << d))
+            w[m] = split_power(lo, hi, ls, pass_exponent(lg_n, lg_low, (uint32_t)d, (uint32_t)m, low));
 }
 
 template <int R>
@@ -73,11 +108,12 @@ __device__ __forceinline__ void table_twiddles(fr_t (&w)[1 << (R - 1)], const fr
         if (m < (1 << d)) w[m] = tab[((size_t)((1 << d) - 1 + m) << lg_low) | low];
 }
 
-// One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low. With TAB the
-// twiddles come from the pass's table, otherwise straight from tw.
-template <int R, bool TAB>
+// One global pass of R DIF stages: spans 2^(lg_low + R - 1) down to 2^lg_low. Twiddles as TW
+// says: from the pass's table tab, straight from tw, or from the split tables lo and hi.
+template <int R, int TW>
 __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
-    dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab) {
+    dif_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab, const fr_t *lo,
+             const fr_t *hi, uint32_t ls) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ((size_t)1 << (lg_n - R))) return;
     size_t low = t & (((size_t)1 << lg_low) - 1);
@@ -90,10 +126,12 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
         const int d = R - 1 - s;
         const int hs = 1 << d;
         fr_t w[1 << (R - 1)];
-        if (TAB)
+        if (TW == TW_TABLE)
             table_twiddles<R>(w, tab, d, lg_low, low);
-        else
+        else if (TW == TW_DIRECT)
             direct_twiddles<R>(w, tw, d, lg_n, lg_low, low);
+        else
+            split_twiddles<R>(w, lo, hi, ls, d, lg_n, lg_low, low);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
@@ -107,9 +145,10 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
 }
 
 // One global pass of R DIT stages: spans 2^lg_low up to 2^(lg_low + R - 1).
-template <int R, bool TAB>
+template <int R, int TW>
 __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
-    dit_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab) {
+    dit_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab, const fr_t *lo,
+             const fr_t *hi, uint32_t ls) {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= ((size_t)1 << (lg_n - R))) return;
     size_t low = t & (((size_t)1 << lg_low) - 1);
@@ -121,10 +160,12 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
     for (int d = 0; d < R; d++) {
         const int hs = 1 << d;
         fr_t w[1 << (R - 1)];
-        if (TAB)
+        if (TW == TW_TABLE)
             table_twiddles<R>(w, tab, d, lg_low, low);
-        else
+        else if (TW == TW_DIRECT)
             direct_twiddles<R>(w, tw, d, lg_n, lg_low, low);
+        else
+            split_twiddles<R>(w, lo, hi, ls, d, lg_n, lg_low, low);
 #pragma unroll
         for (int k = 0; k < (1 << R); k++) {
             if (k & hs) continue;
@@ -140,14 +181,14 @@ __global__ void __launch_bounds__(PASS_THREADS, PASS_MIN_BLOCKS)
 
 // tab[(2^d - 1 + m) << lg_low | low] = omega_{2^(lg_low+d+1)}^(low + m * 2^lg_low), the twiddle
 // of stage d, butterfly m of a pass (tw[e] = omega_n^e), for every low < 2^lg_low.
-__global__ void build_pass_table(fr_t *tab, const fr_t *tw, uint32_t lg_n, uint32_t lg_low,
-                                 uint32_t r) {
+__global__ void build_pass_table(fr_t *tab, const fr_t *lo, const fr_t *hi, uint32_t ls,
+                                 uint32_t lg_n, uint32_t lg_low, uint32_t r) {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (((size_t)1 << r) - 1) << lg_low) return;
     const uint32_t q = (uint32_t)(i >> lg_low);
     const size_t low = i & (((size_t)1 << lg_low) - 1);
     const uint32_t d = 31 - __clz(q + 1), m = q + 1 - (1u << d);
-    tab[i] = pass_twiddle(tw, lg_n, lg_low, d, m, low);
+    tab[i] = split_power(lo, hi, ls, pass_exponent(lg_n, lg_low, d, m, low));
 }
 
 // The stages with spans 2^(lg_c - 1) .. 1 run on chunks of 2^lg_c contiguous elements in shared
@@ -281,12 +322,13 @@ __device__ void chunk_rounds(const chunk_mem &m, uint32_t lg_c) {
     __syncthreads();
 }
 
-// grid: one block per chunk of 2^lg_c elements. fwd: omega_n^k, k < n/2. With TO_COSET: inverse
+// grid: one block per chunk of 2^lg_c elements. levels: omega_{2^lg_c}^j, j < 2^(lg_c - 1) (the
+// domain's level table). With TO_COSET: inverse
 // DIF stages, element p times c * g^bitrev(p) (g^e = g_hi[e >> ls] * g_lo[e & mask]), forward
 // DIT stages; otherwise DIF stages only, forward or inverse.
 template <bool INV, bool TO_COSET>
 __global__ void __launch_bounds__(CHUNK_THREADS, CHUNK_MIN_BLOCKS)
-    chunk_stages(fr_t *a, const fr_t *fwd, uint32_t lg_n, uint32_t lg_c, const fr_t *g_lo,
+    chunk_stages(fr_t *a, const fr_t *levels, uint32_t lg_n, uint32_t lg_c, const fr_t *g_lo,
                  const fr_t *g_hi, uint32_t ls, fr_t c) {
     extern __shared__ __align__(16) uint8_t smem[];
     const chunk_mem m = chunk_layout(smem, lg_c);
@@ -295,7 +337,7 @@ __global__ void __launch_bounds__(CHUNK_THREADS, CHUNK_MIN_BLOCKS)
     for (uint32_t i = t; i < size; i += nt) m.store(i, chunk[i]);
     for (uint32_t s = 0; s < lg_c; s++) {
         for (uint32_t e = t; e < (1u << s); e += nt)
-            m.lv.set(level_off(s) + e, fwd[(size_t)e << (lg_n - 1 - s)]);
+            m.lv.set(level_off(s) + e, levels[e << (lg_c - 1 - s)]);
         if (t == 0) m.lv.set(level_off(s) + (1u << s), fr_t::zero() - fr_t::one());
     }
     const uint32_t mask = (1u << ls) - 1;
@@ -515,16 +557,24 @@ size_t for_each_pass_table(uint32_t lg_n, F f) {
     return off;
 }
 
+// One pass: twiddles from tab when given, else from tw when given (a full domain), else from
+// the split tables lo and hi (a compact domain).
 template <int R, bool DIF>
 snarkd_status launch_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_low, const fr_t *tab,
-                          cudaStream_t st) {
+                          const fr_t *lo, const fr_t *hi, uint32_t ls, cudaStream_t st) {
     const size_t threads = (size_t)1 << (lg_n - R);
     const unsigned tb = (unsigned)std::min<size_t>(threads, PASS_THREADS);
     const unsigned nb = blocks_for(threads, tb);
-    if (DIF && tab) dif_pass<R, true><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, tab);
-    if (DIF && !tab) dif_pass<R, false><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, nullptr);
-    if (!DIF && tab) dit_pass<R, true><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, tab);
-    if (!DIF && !tab) dit_pass<R, false><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, nullptr);
+    if (tab) {
+        if (DIF) dif_pass<R, TW_TABLE><<<nb, tb, 0, st>>>(a, nullptr, lg_n, lg_low, tab, nullptr, nullptr, 0);
+        else dit_pass<R, TW_TABLE><<<nb, tb, 0, st>>>(a, nullptr, lg_n, lg_low, tab, nullptr, nullptr, 0);
+    } else if (tw) {
+        if (DIF) dif_pass<R, TW_DIRECT><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, nullptr, nullptr, nullptr, 0);
+        else dit_pass<R, TW_DIRECT><<<nb, tb, 0, st>>>(a, tw, lg_n, lg_low, nullptr, nullptr, nullptr, 0);
+    } else {
+        if (DIF) dif_pass<R, TW_SPLIT><<<nb, tb, 0, st>>>(a, nullptr, lg_n, lg_low, nullptr, lo, hi, ls);
+        else dit_pass<R, TW_SPLIT><<<nb, tb, 0, st>>>(a, nullptr, lg_n, lg_low, nullptr, lo, hi, ls);
+    }
     SNARKD_CHECK(cudaGetLastError());
     return SNARKD_OK;
 }
@@ -534,7 +584,9 @@ snarkd_status launch_pass(fr_t *a, const fr_t *tw, uint32_t lg_n, uint32_t lg_lo
 snarkd_status global_passes(fr_t *a, const snarkd_ntt_domain *d, bool inv, bool dif,
                             cudaStream_t st) {
     const uint32_t lg_n = d->lg_n, lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
-    const fr_t *tw = (const fr_t *)(inv ? d->inv : d->fwd);
+    const fr_t *tw = (const fr_t *)(inv ? d->inv : d->fwd);  // null in a compact domain
+    const tables sm = small_tables(d);
+    const fr_t *lo = inv ? sm.wi_lo : sm.w_lo, *hi = inv ? sm.wi_hi : sm.w_hi;
     std::vector<std::pair<uint32_t, const fr_t *>> tables;  // (lg_low, table) of this direction
     for_each_pass_table(lg_n, [&](bool tinv, uint32_t lg_low, int, size_t off) {
         if (tinv == inv) tables.push_back({lg_low, (const fr_t *)d->passes + off});
@@ -551,13 +603,13 @@ snarkd_status global_passes(fr_t *a, const snarkd_ntt_domain *d, bool inv, bool 
         const int r = ps.second;
         snarkd_status s;
         if (dif)
-            s = r == 3   ? launch_pass<3, true>(a, tw, lg_n, lg_low, tab, st)
-                : r == 2 ? launch_pass<2, true>(a, tw, lg_n, lg_low, tab, st)
-                         : launch_pass<1, true>(a, tw, lg_n, lg_low, tab, st);
+            s = r == 3   ? launch_pass<3, true>(a, tw, lg_n, lg_low, tab, lo, hi, d->lg_split, st)
+                : r == 2 ? launch_pass<2, true>(a, tw, lg_n, lg_low, tab, lo, hi, d->lg_split, st)
+                         : launch_pass<1, true>(a, tw, lg_n, lg_low, tab, lo, hi, d->lg_split, st);
         else
-            s = r == 3   ? launch_pass<3, false>(a, tw, lg_n, lg_low, tab, st)
-                : r == 2 ? launch_pass<2, false>(a, tw, lg_n, lg_low, tab, st)
-                         : launch_pass<1, false>(a, tw, lg_n, lg_low, tab, st);
+            s = r == 3   ? launch_pass<3, false>(a, tw, lg_n, lg_low, tab, lo, hi, d->lg_split, st)
+                : r == 2 ? launch_pass<2, false>(a, tw, lg_n, lg_low, tab, lo, hi, d->lg_split, st)
+                         : launch_pass<1, false>(a, tw, lg_n, lg_low, tab, lo, hi, d->lg_split, st);
         if (s != SNARKD_OK) return s;
     }
     return SNARKD_OK;
@@ -574,7 +626,7 @@ snarkd_status launch_chunks(fr_t *a, const snarkd_ntt_domain *d, uint32_t lg_c, 
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
     const unsigned threads = lg_c >= 3 ? 1u << (lg_c - 3) : 1u;
     chunk_stages<INV, TO_COSET><<<(unsigned)(1u << (lg_n - lg_c)), threads, bytes, st>>>(
-        a, (const fr_t *)d->fwd, lg_n, lg_c, tb.g_lo, tb.g_hi, d->lg_split, c);
+        a, (const fr_t *)d->levels, lg_n, lg_c, tb.g_lo, tb.g_hi, d->lg_split, c);
     SNARKD_CHECK(cudaGetLastError());
     return SNARKD_OK;
 }
@@ -666,7 +718,7 @@ snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaSt
 
 snarkd_status check_domain(const snarkd_ntt_domain *d, const void *data) {
     if (d == nullptr || data == nullptr || d->lg_n < 1 || d->lg_n > SNARKD_NTT_MAX_LG ||
-        d->fwd == nullptr || d->inv == nullptr || d->small == nullptr ||
+        (d->fwd == nullptr) != (d->inv == nullptr) || d->small == nullptr || d->levels == nullptr ||
         d->lg_split != (d->lg_n + 1) / 2) {
         snarkd::set_last_error("ntt: invalid domain or buffer");
         return SNARKD_ERR_INVALID_ARGUMENT;
@@ -675,17 +727,20 @@ snarkd_status check_domain(const snarkd_ntt_domain *d, const void *data) {
 }
 }  // namespace
 
-extern "C" size_t snarkd_ntt_domain_bytes(uint32_t lg_n) {
+// Entries of the level table the chunk kernels read: omega_{2^lg_c}^j, j < 2^(lg_c - 1).
+size_t level_entries(uint32_t lg_n) { return (size_t)1 << (std::min<uint32_t>(lg_n, SMEM_LG) - 1); }
+
+extern "C" size_t snarkd_ntt_domain_bytes(uint32_t lg_n, int32_t compact) {
     if (lg_n < 1 || lg_n > SNARKD_NTT_MAX_LG) return 0;
-    size_t half = (size_t)1 << (lg_n - 1);
+    size_t half = compact ? 0 : (size_t)1 << (lg_n - 1);
     size_t small = (size_t)8 << ((lg_n + 1) / 2);
     size_t passes = for_each_pass_table(lg_n, [](bool, uint32_t, int, size_t) {});
-    return (2 * half + small + passes) * sizeof(fr_t);
+    return (2 * half + small + level_entries(lg_n) + passes) * sizeof(fr_t);
 }
 
-extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, void *dev_buf,
-                                                const void *host_tables, const uint64_t n_inv[4],
-                                                const uint64_t z_inv[4],
+extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, int32_t compact,
+                                                void *dev_buf, const void *host_tables,
+                                                const uint64_t n_inv[4], const uint64_t z_inv[4],
                                                 snarkd_ntt_domain *out) {
     if (lg_n < 1 || lg_n > SNARKD_NTT_MAX_LG || dev_buf == nullptr || host_tables == nullptr ||
         out == nullptr || n_inv == nullptr || z_inv == nullptr) {
@@ -694,24 +749,34 @@ extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, 
     }
     snarkd_status s = snarkd::select_device(ordinal);
     if (s != SNARKD_OK) return s;
-    const size_t half = (size_t)1 << (lg_n - 1);
+    const size_t half = compact ? 0 : (size_t)1 << (lg_n - 1);
     const uint32_t ls = (lg_n + 1) / 2;
     const size_t m = (size_t)1 << ls;
     fr_t *fwd = (fr_t *)dev_buf;
     fr_t *inv = fwd + half;
     fr_t *small = inv + half;
     SNARKD_CHECK(cudaMemcpy(small, host_tables, 8 * m * sizeof(fr_t), cudaMemcpyHostToDevice));
-    unsigned nb = blocks_for(half, GLOBAL_THREADS);
-    expand_powers<<<nb, GLOBAL_THREADS>>>(fwd, small, small + m, ls, half);
+    if (!compact) {
+        unsigned nb = blocks_for(half, GLOBAL_THREADS);
+        expand_powers<<<nb, GLOBAL_THREADS>>>(fwd, small, small + m, ls, half);
+        SNARKD_CHECK(cudaGetLastError());
+        expand_powers<<<nb, GLOBAL_THREADS>>>(inv, small + 2 * m, small + 3 * m, ls, half);
+        SNARKD_CHECK(cudaGetLastError());
+    }
+    // The level table: omega_{2^lg_c}^j = omega_n^(j * 2^(lg_n - lg_c)).
+    fr_t *levels = small + 8 * m;
+    const size_t nl = level_entries(lg_n);
+    const uint32_t lg_c = std::min<uint32_t>(lg_n, SMEM_LG);
+    strided_powers<<<blocks_for(nl, GLOBAL_THREADS), GLOBAL_THREADS>>>(levels, small, small + m, ls,
+                                                                        lg_n - lg_c, nl);
     SNARKD_CHECK(cudaGetLastError());
-    expand_powers<<<nb, GLOBAL_THREADS>>>(inv, small + 2 * m, small + 3 * m, ls, half);
-    SNARKD_CHECK(cudaGetLastError());
-    fr_t *passes = small + 8 * m;
+    fr_t *passes = levels + nl;
     snarkd_status ps = SNARKD_OK;
     for_each_pass_table(lg_n, [&](bool tinv, uint32_t lg_low, int r, size_t off) {
         const size_t count = (((size_t)1 << r) - 1) << lg_low;
+        const fr_t *lo = tinv ? small + 2 * m : small, *hi = tinv ? small + 3 * m : small + m;
         build_pass_table<<<blocks_for(count, GLOBAL_THREADS), GLOBAL_THREADS>>>(
-            passes + off, tinv ? inv : fwd, lg_n, lg_low, (uint32_t)r);
+            passes + off, lo, hi, ls, lg_n, lg_low, (uint32_t)r);
         if (ps == SNARKD_OK && cudaPeekAtLastError() != cudaSuccess)
             ps = snarkd::cuda_status(cudaGetLastError(), "build_pass_table", __FILE__, __LINE__);
     });
@@ -721,9 +786,10 @@ extern "C" snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, 
     SNARKD_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
     out->lg_n = lg_n;
     out->lg_split = ls;
-    out->fwd = fwd;
-    out->inv = inv;
+    out->fwd = compact ? nullptr : fwd;
+    out->inv = compact ? nullptr : inv;
     out->small = small;
+    out->levels = levels;
     out->passes = passes;
     for (int i = 0; i < 4; i++) {
         out->n_inv[i] = n_inv[i];

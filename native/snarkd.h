@@ -109,13 +109,14 @@ snarkd_status snarkd_arith_test(int32_t ordinal, int32_t on_device, int32_t op, 
  * ====================================================================================== */
 
 /* A radix-2 domain of size 2^lg_n. All pointers are device memory inside one buffer of
- * snarkd_ntt_domain_bytes(lg_n) bytes set up by snarkd_ntt_domain_init. */
+ * snarkd_ntt_domain_bytes(lg_n, compact) bytes set up by snarkd_ntt_domain_init. */
 typedef struct {
     uint32_t lg_n;
     uint32_t lg_split;    /* small power tables hold 2^lg_split entries */
-    void *fwd;            /* n/2 Fr: omega^k */
-    void *inv;            /* n/2 Fr: omega^-k */
+    void *fwd;            /* n/2 Fr: omega^k; NULL in a compact domain */
+    void *inv;            /* n/2 Fr: omega^-k; NULL in a compact domain */
     void *small;          /* 8 tables of 2^lg_split Fr, see snarkd_ntt_domain_init */
+    void *levels;         /* the chunk stages' twiddles: omega_{2^c}^j, j < 2^(c-1), c = min(lg_n, 10) */
     void *passes;         /* twiddle tables of the global passes with small spans (ntt.cu) */
     uint64_t n_inv[4];    /* 1/n, Montgomery form */
     uint64_t z_inv[4];    /* 1/(g^n - 1), g = 7, Montgomery form */
@@ -123,11 +124,13 @@ typedef struct {
 
 #define SNARKD_NTT_MAX_LG 28
 
-size_t snarkd_ntt_domain_bytes(uint32_t lg_n);
+/* compact: no omega tables (n Fr less; the largest passes then compute their twiddles from the
+ * small tables, a little slower). */
+size_t snarkd_ntt_domain_bytes(uint32_t lg_n, int32_t compact);
 /* host_tables: 8 consecutive tables of 2^lg_split Fr (Montgomery), for x in
  * (omega, omega^-1, g, g^-1): x^j then x^(j * 2^lg_split), j < 2^lg_split.
  * lg_split = (lg_n + 1) / 2. Expands the twiddle tables on the device. */
-snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, void *dev_buf,
+snarkd_status snarkd_ntt_domain_init(int32_t ordinal, uint32_t lg_n, int32_t compact, void *dev_buf,
                                      const void *host_tables, const uint64_t n_inv[4],
                                      const uint64_t z_inv[4], snarkd_ntt_domain *out);
 
