@@ -708,8 +708,7 @@ func TestSqueezeRehearsal(t *testing.T) {
 			dev := NewSimDevice(SimConfig{TotalMem: h200, OthersMem: others})
 			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true}, dev)
 			d := s.devs[0]
-			pl, resident := s.plannerFor(d, &Partition{Shape: shape})
-			plans := pl.Candidates(shape, resident)
+			plans := s.candidates(d, &Partition{Shape: shape})
 			first, _, ok := d.alloc.TryAdmit(Priority{}, plans)
 			if !ok {
 				t.Fatalf("2^%d, %.1f GiB left: nothing admitted on an otherwise idle device", lg, left)
@@ -999,4 +998,46 @@ func TestRunHoldKernelsReleasedAfterWork(t *testing.T) {
 		}
 	}
 	checkIdle(t, s, dev)
+}
+
+// TestSchedulerLeavesRoomForWorkers: a streamed full plan is offered only when the device's
+// other workers keep room for a partial plan each beside it.
+func TestSchedulerLeavesRoomForWorkers(t *testing.T) {
+	const gib = 1 << 30
+	shape := Shape{LogDomain: 27, SRSKey: "porep-32g",
+		Points: [numQueries]uint64{1<<27 - 1, 130_000_000, 130_000_000, 33_000_000, 33_000_000}}
+	for _, tc := range []struct {
+		card    uint64
+		workers int
+		first   Tier
+		second  string // the plan admitted beside the first, or "waits"
+	}{
+		{24 * gib, 2, TierPartial, "partial"},
+		{24 * gib, 1, TierFull, "waits"},
+		{32 * gib, 2, TierFull, "partial"},
+		{16 * gib, 2, TierPartial, "waits"},
+	} {
+		t.Run(fmt.Sprintf("%s-%d", FormatBytes(tc.card), tc.workers), func(t *testing.T) {
+			dev := NewSimDevice(SimConfig{TotalMem: tc.card})
+			s, _ := newTestScheduler(t, Config{WorkersPerDevice: tc.workers, SRSResidency: true}, dev)
+			d := s.devs[0]
+			plans := s.candidates(d, &Partition{Shape: shape})
+			first, _, ok := d.alloc.TryAdmit(Priority{}, plans)
+			if !ok || first.Plan.Tier != tc.first || first.Plan.SRSResident {
+				t.Fatalf("first partition: %v (admitted %v), want %s streamed", first, ok, tc.first)
+			}
+			second := "waits"
+			if g, _, ok := d.alloc.TryAdmit(Priority{}, plans); ok {
+				second = g.Plan.Tier.String()
+				g.Release()
+			}
+			first.Release()
+			if tc.workers == 1 {
+				second = "waits" // one worker: nothing runs beside it
+			}
+			if second != tc.second {
+				t.Errorf("beside %s: %s, want %s", first.Plan, second, tc.second)
+			}
+		})
+	}
 }

@@ -5,7 +5,8 @@
 // DIF, scales, and goes back to natural order by a forward decimation in time. Stages whose
 // butterfly span is at least 2^SMEM_LG run as global passes of up to 3 stages (each thread holds
 // 8 elements in registers); the last SMEM_LG stages run on contiguous chunks in shared memory
-// (chunk_stages). Twiddles: tables omega^k, k < n/2, expanded once per domain. A global pass
+// (chunk_stages), which take their twiddles from a small level table. Twiddles of the global
+// passes: tables omega^k, k < n/2, expanded once per domain. A global pass
 // whose smallest span is at most 2^pass_table_lg reads its twiddles from a table of its own,
 // built with the domain (coalesced loads); the others (the largest spans) load their 7 straight
 // from the omega table, where consecutive threads read nearby entries. Passes with small spans
@@ -728,7 +729,7 @@ snarkd_status check_domain(const snarkd_ntt_domain *d, const void *data) {
 }  // namespace
 
 // Entries of the level table the chunk kernels read: omega_{2^lg_c}^j, j < 2^(lg_c - 1).
-size_t level_entries(uint32_t lg_n) { return (size_t)1 << (std::min<uint32_t>(lg_n, SMEM_LG) - 1); }
+static size_t level_entries(uint32_t lg_n) { return (size_t)1 << (std::min<uint32_t>(lg_n, SMEM_LG) - 1); }
 
 extern "C" size_t snarkd_ntt_domain_bytes(uint32_t lg_n, int32_t compact) {
     if (lg_n < 1 || lg_n > SNARKD_NTT_MAX_LG) return 0;
