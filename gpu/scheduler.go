@@ -113,6 +113,7 @@ type Event struct {
 	Worker      int
 	Tier        Tier
 	SRSResident bool
+	CompactNTT  bool
 	Bytes       uint64
 	Attempt     int
 	// Waited is the time from queueing to this admission (admitted events).
@@ -674,7 +675,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		plan := g.Plan
 		res.Plan = plan
 		ev := Event{Type: EventAdmitted, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts,
+			SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: res.Attempts,
 			Waited: time.Since(it.queuedAt)}
 		if first {
 			// The first admission carries the first pop's sequence number: tests check queue
@@ -701,7 +702,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		d.setWorker(w, busy(w, p))
 		if err == nil {
 			s.emit(p, Event{Type: EventDone, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-				SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts})
+				SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: res.Attempts})
 			return res, false, nil
 		}
 		if !IsOutOfMemory(err) || ctx.Err() != nil {
@@ -722,7 +723,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 			s.cfg.Metrics.AllocFailed(d.ordinal, plan.Tier)
 		}
 		s.emit(p, Event{Type: EventAllocFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-			SRSResident: plan.SRSResident, Bytes: plan.Need(), Attempt: res.Attempts, Err: err})
+			SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: res.Attempts, Err: err})
 		if res.OOMs > s.cfg.MaxOOMRetries {
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: giving up after %d out-of-memory retries: %w",
 				p.Kind, p.Index, p.JobID, d.ordinal, res.OOMs-1, err)
@@ -758,7 +759,7 @@ func (d *devState) grant(w int, p *Partition, plan Plan) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.workers[w] = WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index,
-		Tier: plan.Tier.String(), SRSResident: plan.SRSResident, Bytes: plan.Need()}
+		Tier: plan.Tier.String(), SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need()}
 	d.tiers[plan.Tier.String()]++
 }
 
@@ -889,6 +890,7 @@ type WorkerStatus struct {
 	Index       int    `json:"index"`
 	Tier        string `json:"tier,omitempty"`
 	SRSResident bool   `json:"srs_resident,omitempty"`
+	CompactNTT  bool   `json:"compact_ntt,omitempty"`
 	Bytes       uint64 `json:"bytes,omitempty"`
 }
 

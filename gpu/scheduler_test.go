@@ -246,7 +246,7 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 				t.Fatalf("%d alloc-failed events, %d metric counts, want %d", got, m.oom, tc.inject)
 			}
 			last := events[len(events)-1]
-			if last.Type != EventDone || last.Tier != tc.wantTier {
+			if last.Type != EventDone || last.Tier != tc.wantTier || last.CompactNTT != res.Plan.CompactNTT {
 				t.Fatalf("last job event %+v", last)
 			}
 			if m.tiers[tc.wantTier] == 0 {

@@ -196,7 +196,7 @@ func gpuDevices(st gpu.Status) []rpcapi.DeviceStatus {
 			if w.Busy {
 				ds.WorkersBusy++
 				dw.JobID, dw.Kind, dw.Partition = rpcapi.JobID(w.JobID), w.Kind, w.Index
-				dw.Tier, dw.SRSResident, dw.Bytes = w.Tier, w.SRSResident, w.Bytes
+				dw.Tier, dw.SRSResident, dw.CompactNTT, dw.Bytes = w.Tier, w.SRSResident, w.CompactNTT, w.Bytes
 				if !containsJob(ds.CurrentJobIDs, dw.JobID) {
 					ds.CurrentJobIDs = append(ds.CurrentJobIDs, dw.JobID)
 				}

@@ -53,6 +53,9 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 				if ev.SRSResident {
 					srs = "resident"
 				}
+				if ev.CompactNTT {
+					srs += ", compact NTT tables"
+				}
 				info.Note(StageAdmitted, fmt.Sprintf("gpu %d worker %d: %s plan, SRS %s, %s, attempt %d, waited %s",
 					ev.Device, ev.Worker, ev.Tier, srs, gpu.FormatBytes(ev.Bytes), ev.Attempt, ev.Waited.Round(time.Millisecond)))
 			case gpu.EventAllocFailed:

@@ -284,9 +284,11 @@ type DeviceWorker struct {
 	Kind      string `json:",omitempty"`
 	Partition int
 	// Tier is the memory plan granted (full, partial, minimal); SRSResident says whether the
-	// circuit's SRS is in VRAM; Bytes is the plan's device memory.
+	// circuit's SRS is in VRAM; CompactNTT whether the plan uses the NTT domain's compact
+	// tables (cards too small for the full ones); Bytes is the plan's device memory.
 	Tier        string `json:",omitempty"`
 	SRSResident bool   `json:",omitempty"`
+	CompactNTT  bool   `json:",omitempty"`
 	Bytes       uint64 `json:",omitempty"`
 }
 

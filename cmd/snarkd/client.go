@@ -94,6 +94,9 @@ func printGPUs(w io.Writer, devs []rpcapi.DeviceStatus) {
 			if wk.SRSResident {
 				srs = "resident"
 			}
+			if wk.CompactNTT {
+				srs += ", compact NTT tables"
+			}
 			fmt.Fprintf(w, "  worker %d: job %s partition %d (%s), %s plan, %s, SRS %s\n",
 				wk.ID, wk.JobID, wk.Partition, wk.Kind, wk.Tier, size0(wk.Bytes), srs)
 		}

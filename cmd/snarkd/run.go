@@ -268,7 +268,7 @@ func logGPUEvent(e gpu.Event) {
 	switch e.Type {
 	case gpu.EventAdmitted:
 		log.Debugw("partition admitted", "job", e.JobID, "partition", e.Index, "device", e.Device, "worker", e.Worker,
-			"tier", e.Tier.String(), "srs_resident", e.SRSResident, "bytes", gpu.FormatBytes(e.Bytes), "waited", e.Waited)
+			"tier", e.Tier.String(), "srs_resident", e.SRSResident, "compact_ntt", e.CompactNTT, "bytes", gpu.FormatBytes(e.Bytes), "waited", e.Waited)
 	case gpu.EventAllocFailed:
 		log.Warnw("GPU allocation failed despite admission (another process took memory); retrying with a smaller plan",
 			"job", e.JobID, "partition", e.Index, "device", e.Device, "tier", e.Tier.String(), "err", e.Err)
