@@ -631,6 +631,12 @@ func (s *Scheduler) leaveRoomForWorkers(d *devState, pl Planner, shape Shape, pl
 	return out
 }
 
+// planEvent is an event about plan, granted to worker w of d, on attempt.
+func planEvent(t EventType, d *devState, w int, plan Plan, attempt int) Event {
+	return Event{Type: t, Device: d.ordinal, Worker: w, Tier: plan.Tier, SRSResident: plan.SRSResident,
+		CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: attempt}
+}
+
 // run proves one partition on d. stolen reports that the partition is no longer this
 // worker's: another device's worker took it over while it waited for memory, or it went back
 // to the queue because it can never fit d; the caller then leaves it alone.
@@ -674,9 +680,8 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		}
 		plan := g.Plan
 		res.Plan = plan
-		ev := Event{Type: EventAdmitted, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-			SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: res.Attempts,
-			Waited: time.Since(it.queuedAt)}
+		ev := planEvent(EventAdmitted, d, w, plan, res.Attempts)
+		ev.Waited = time.Since(it.queuedAt)
 		if first {
 			// The first admission carries the first pop's sequence number: tests check queue
 			// order by it.
@@ -701,8 +706,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		g.Release()
 		d.setWorker(w, busy(w, p))
 		if err == nil {
-			s.emit(p, Event{Type: EventDone, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-				SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: res.Attempts})
+			s.emit(p, planEvent(EventDone, d, w, plan, res.Attempts))
 			return res, false, nil
 		}
 		if !IsOutOfMemory(err) || ctx.Err() != nil {
@@ -722,8 +726,9 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		if s.cfg.Metrics != nil {
 			s.cfg.Metrics.AllocFailed(d.ordinal, plan.Tier)
 		}
-		s.emit(p, Event{Type: EventAllocFailed, Device: d.ordinal, Worker: w, Tier: plan.Tier,
-			SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need(), Attempt: res.Attempts, Err: err})
+		ev = planEvent(EventAllocFailed, d, w, plan, res.Attempts)
+		ev.Err = err
+		s.emit(p, ev)
 		if res.OOMs > s.cfg.MaxOOMRetries {
 			err = fmt.Errorf("%s partition %d of job %s on gpu %d: giving up after %d out-of-memory retries: %w",
 				p.Kind, p.Index, p.JobID, d.ordinal, res.OOMs-1, err)
