@@ -4,6 +4,8 @@ NVCC      ?= nvcc
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/snarkd/snarkd/buildinfo.Version=$(VERSION)
 TEST_TIMEOUT ?= 45m
+# `make install` copies bin/snarkd to $(DESTDIR)$(PREFIX)/bin (PREFIX=$HOME/.local needs no root).
+PREFIX    ?= /usr/local
 # sm_90 SASS for Hopper plus compute_90 PTX so newer GPUs can JIT the kernels.
 CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -std=c++17 --expt-relaxed-constexpr -Xcompiler -fPIC,-O3 $(CUDA_ARCH)
@@ -19,12 +21,13 @@ NATIVE_LIB := native/build/libsnarkd_native.a
 # at the library, and without it a rebuilt library could leave a cached binary on the old one.
 CUDA_LDFLAGS = $(LDFLAGS) -X github.com/snarkd/snarkd/gpu.NativeLib=$(shell sha256sum $(NATIVE_LIB) | cut -c1-16)
 
-.PHONY: all build run demo test lint cuda native gpu-bundle clean help proto
+.PHONY: all build install run demo test lint cuda native gpu-bundle clean help proto
 
 all: build
 
 help:
 	@echo "build       bin/snarkd (CPU backend, no CUDA needed)"
+	@echo "install     build and copy bin/snarkd to $(PREFIX)/bin (make install PREFIX=$$HOME/.local: no root)"
 	@echo "run         build and start the daemon on 127.0.0.1:9810 with repo ~/.snarkd"
 	@echo "demo        prove the built-in test circuit end to end through a scratch daemon"
 	@echo "test        go test -race ./... (GPU tests skip without a GPU)"
@@ -36,6 +39,10 @@ help:
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/snarkd ./cmd/snarkd
+
+install: build
+	install -D -m 0755 bin/snarkd $(DESTDIR)$(PREFIX)/bin/snarkd
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on PATH";; esac
 
 run: build
 	./bin/snarkd run

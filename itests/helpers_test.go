@@ -104,7 +104,9 @@ type daemon struct {
 	repo  string
 	base  string // http://127.0.0.1:port
 	token string // write token printed in SNARKD_API_INFO
-	done  chan error
+	// banner is what the daemon printed on stdout up to its SNARKD_API_INFO line.
+	banner []string
+	done   chan error
 }
 
 // startDaemon runs `snarkd run` on an ephemeral loopback port in repo.
@@ -132,6 +134,9 @@ func startDaemon(t *testing.T, bin, repo string, extraEnv []string, args ...stri
 		sc := bufio.NewScanner(stdout)
 		sent := false
 		for sc.Scan() {
+			if !sent {
+				d.banner = append(d.banner, sc.Text())
+			}
 			if m := apiInfoRe.FindStringSubmatch(sc.Text()); m != nil && !sent {
 				found <- m
 				sent = true

@@ -56,6 +56,9 @@ type Options struct {
 	GPUMetrics *GPUMetrics
 	// Shutdown stops the daemon (Filecoin.Shutdown).
 	Shutdown func()
+	// Ready, when set, is called by Serve once the configured lotus-miner attachment has been
+	// parsed and started, just before the API answers on addr; an error from it ends Serve.
+	Ready func(addr net.Addr) error
 }
 
 // Daemon is the assembled service. Open it, Serve it, and it closes everything when Serve ends.
@@ -77,6 +80,7 @@ type Daemon struct {
 	gpuMetrics *GPUMetrics
 	name       string
 	repo       string
+	ready      func(net.Addr) error
 
 	deliverer *lotus.Deliverer
 }
@@ -121,7 +125,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, backend: opts.BackendName, secret: secret, verifier: verifier, journal: j,
 		pipeline: pipe, jobs: m, cancel: cancel, name: name, repo: opts.Repo,
-		gpuStatus: opts.GPUStatus, gpuMetrics: opts.GPUMetrics,
+		gpuStatus: opts.GPUStatus, gpuMetrics: opts.GPUMetrics, ready: opts.Ready,
 	}
 	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
@@ -165,7 +169,8 @@ func (d *Daemon) Params() *prover.ParamCache { return d.pipeline.Params() }
 func (d *Daemon) Handler() http.Handler { return d.server.Handler() }
 
 // Serve answers on ln until ctx ends, then closes the daemon. With Lotus.MinerAPIInfo set it
-// registers with that miner in the background.
+// registers with that miner in the background. Options.Ready runs before the first request is
+// answered.
 func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	defer d.Close()
 	workerURL := d.cfg.Lotus.WorkerURL
@@ -180,7 +185,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	switch rec, err := d.rememberedMiner(); {
 	case d.cfg.Lotus.MinerAPIInfo != "":
 		if err := d.attacher.Attach(ctx, d.cfg.Lotus.MinerAPIInfo, workerURL, false); err != nil {
-			return err
+			return fmt.Errorf("Lotus.MinerAPIInfo: %w", err)
 		}
 	case err != nil:
 		log.Warnw("ignoring the remembered lotus-miner", "file", MinerFile, "err", err)
@@ -191,6 +196,11 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		log.Infow("registering again with the lotus-miner attached before the restart", "worker", workerURL)
 		if err := d.attacher.Attach(ctx, rec.APIInfo, workerURL, false); err != nil {
 			log.Warnw("remembered lotus-miner", "err", err)
+		}
+	}
+	if d.ready != nil {
+		if err := d.ready(ln.Addr()); err != nil {
+			return err
 		}
 	}
 	return d.server.Serve(ctx, ln, grace)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net"
 	"net/http"
 	"time"
@@ -68,7 +69,7 @@ func New(cfg config.Config, h Handlers) *Server {
 		return &gjauth.Handler{Verify: verify, Next: next.ServeHTTP}
 	}
 	mux := http.NewServeMux()
-	mux.Handle(RPCPath, authed(limitBody(max, rpc)))
+	mux.Handle(RPCPath, requireJSON(authed(limitBody(max, rpc))))
 	if h.Metrics != nil {
 		mux.Handle("/metrics", authed(requirePerm(rpcapi.PermRead, h.Metrics)))
 	}
@@ -100,6 +101,31 @@ func limitBody(max int64, next http.Handler) http.Handler {
 				},
 			})
 			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireJSON refuses HTTP JSON-RPC requests sent as an HTML form (curl -d without a
+// Content-Type header sends application/x-www-form-urlencoded): the token handler would parse
+// the body as form fields and JSON-RPC would see an empty request. The answer names the header.
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnsupportedMediaType)
+				_ = json.NewEncoder(w).Encode(map[string]interface{}{
+					"jsonrpc": "2.0", "id": nil,
+					"error": map[string]interface{}{
+						"code": -32600,
+						"message": fmt.Sprintf("Content-Type %s: JSON-RPC requests are JSON; send the header "+
+							"Content-Type: application/json (curl: -H 'Content-Type: application/json')", ct),
+					},
+				})
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -192,6 +192,86 @@ func TestMalformedRequests(t *testing.T) {
 	}
 }
 
+// TestContentType: a form-encoded POST (curl -d without -H) is answered with the header to send;
+// JSON and requests without a Content-Type are served.
+func TestContentType(t *testing.T) {
+	base, _ := openDaemon(t, config.Default())
+	const body = `{"jsonrpc":"2.0","id":1,"method":"Prover.Version","params":[]}`
+	for _, tc := range []struct {
+		contentType string
+		status      int
+		want        string
+	}{
+		{"application/x-www-form-urlencoded", http.StatusUnsupportedMediaType, "send the header Content-Type: application/json"},
+		{"multipart/form-data; boundary=x", http.StatusUnsupportedMediaType, "Content-Type multipart/form-data"},
+		{"application/json", http.StatusOK, `"APIVersion"`},
+		{"application/json; charset=utf-8", http.StatusOK, `"APIVersion"`},
+		{"", http.StatusOK, `"APIVersion"`},
+	} {
+		r, _ := http.NewRequest("POST", base+RPCPath, strings.NewReader(body))
+		if tc.contentType != "" {
+			r.Header.Set("Content-Type", tc.contentType)
+		}
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+			t.Errorf("Content-Type %q: %d %s, want %d with %q", tc.contentType, resp.StatusCode, b, tc.status, tc.want)
+		}
+	}
+}
+
+// TestReadyBeforeServing: Options.Ready runs before the API answers, and its error ends Serve.
+func TestReadyBeforeServing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{{"ready", nil}, {"refused", errors.New("not today")}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			readyc := make(chan net.Addr, 1)
+			d, err := Open(config.Default(), Options{Repo: t.TempDir(), BackendName: "cpu",
+				Ready: func(a net.Addr) error { readyc <- a; return tc.err }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- d.Serve(ctx, ln, time.Second) }()
+			if tc.err != nil {
+				if err := <-done; !errors.Is(err, tc.err) {
+					t.Fatalf("Serve = %v, want %v", err, tc.err)
+				}
+				cancel()
+				return
+			}
+			resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			select {
+			case got := <-readyc:
+				if got.String() != ln.Addr().String() {
+					t.Errorf("Ready got %v, want %v", got, ln.Addr())
+				}
+			default:
+				t.Error("the API answered before Ready was called")
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 func toPerms(ss []string) []rpcapi.Permission {
 	out := make([]rpcapi.Permission, len(ss))
 	for i, s := range ss {

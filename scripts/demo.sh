@@ -7,7 +7,8 @@
 # with parameters from the parameter directory ($FIL_PROOFS_PARAMETER_CACHE, default
 # /var/tmp/filecoin-proof-parameters). Missing 2KiB parameters are generated there first with
 # `snarkd params gen` (INSECURE devnet parameters; a one-time setup of the 2.7M-constraint circuit,
-# about 2 minutes on 16 cores, far longer on 2). DEMO_C2_PROOF picks another type (8MiB).
+# 1 min 42 s to 2 min 36 s on a 2-core VM depending on its load, far longer on a heavily loaded
+# machine: docs/benchmarks.md). DEMO_C2_PROOF picks another type (8MiB).
 set -euo pipefail
 bin=${1:-bin/snarkd}
 constraints=${DEMO_CONSTRAINTS:-16384}

@@ -19,7 +19,10 @@ func TestParseC1(t *testing.T) {
 		{in: `{"SectorNum":1,"Phase1Out":null}`, err: "empty Phase1Out"},
 		{in: `{"SectorNum":"x","Phase1Out":""}`, err: "bad Commit2In"},
 		{in: `{"something":1}`, err: "neither a Commit2In"},
-		{in: `not json`, err: "not JSON"},
+		{in: `not json`, err: "c1.json is not JSON"},
+		{in: `[]`, err: "c1.json holds a JSON array, not a JSON object"},
+		{in: `"x"`, err: "holds a JSON string"},
+		{in: `null`, err: "neither a Commit2In"},
 	} {
 		p, sec, size, err := parseC1("c1.json", []byte(tc.in))
 		if tc.err != "" {

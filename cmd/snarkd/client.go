@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -135,18 +136,15 @@ func jobsCommand() *cli.Command {
 			&cli.IntFlag{Name: "limit", Value: 50, Usage: "at most this many jobs"},
 		},
 		Action: func(c *cli.Context) error {
+			f, err := jobFilter(c)
+			if err != nil {
+				return err
+			}
 			api, closer, err := proverClient(c, false)
 			if err != nil {
 				return err
 			}
 			defer closer()
-			f := rpcapi.JobFilter{Limit: c.Int("limit")}
-			for _, s := range c.StringSlice("state") {
-				f.States = append(f.States, rpcapi.JobState(s))
-			}
-			for _, k := range c.StringSlice("kind") {
-				f.Kinds = append(f.Kinds, rpcapi.ProofKind(k))
-			}
 			list, err := api.Jobs(c.Context, f)
 			if err != nil {
 				return err
@@ -169,6 +167,44 @@ func jobsCommand() *cli.Command {
 	}
 }
 
+// jobStates are the values of `jobs --state`.
+var jobStates = []rpcapi.JobState{rpcapi.JobQueued, rpcapi.JobRunning, rpcapi.JobDone, rpcapi.JobFailed, rpcapi.JobCancelled}
+
+// jobFilter checks and converts the flags of `jobs`.
+func jobFilter(c *cli.Context) (rpcapi.JobFilter, error) {
+	f := rpcapi.JobFilter{Limit: c.Int("limit")}
+	if f.Limit < 1 {
+		return f, usagef("--limit %d: want 1 or more", f.Limit)
+	}
+	for _, s := range c.StringSlice("state") {
+		st := rpcapi.JobState(s)
+		if !slices.Contains(jobStates, st) {
+			return f, usagef("--state %q: want one of %s", s, joinValues(jobStates))
+		}
+		f.States = append(f.States, st)
+	}
+	for _, s := range c.StringSlice("kind") {
+		k := rpcapi.ProofKind(s)
+		if !slices.Contains(rpcapi.Kinds, k) {
+			return f, usagef("--kind %q: want one of %s", s, joinValues(rpcapi.Kinds))
+		}
+		f.Kinds = append(f.Kinds, k)
+	}
+	return f, nil
+}
+
+// joinValues renders accepted values as "a, b or c".
+func joinValues[T ~string](vs []T) string {
+	ss := make([]string, len(vs))
+	for i, v := range vs {
+		ss[i] = string(v)
+	}
+	if len(ss) < 2 {
+		return strings.Join(ss, "")
+	}
+	return strings.Join(ss[:len(ss)-1], ", ") + " or " + ss[len(ss)-1]
+}
+
 func authCommand() *cli.Command {
 	perm := &cli.StringFlag{Name: "perm", Value: "read", Usage: "permission: read, write, sign or admin (a token carries the weaker ones too)"}
 	mint := func(c *cli.Context) (string, error) {
@@ -178,7 +214,7 @@ func authCommand() *cli.Command {
 		}
 		perms, ok := rpcapi.PermsUpTo(rpcapi.Permission(c.String("perm")))
 		if !ok {
-			return "", fmt.Errorf("--perm %q: want read, write, sign or admin", c.String("perm"))
+			return "", usagef("--perm %q: want read, write, sign or admin", c.String("perm"))
 		}
 		secret, err := auth.LoadOrCreateSecret(repo)
 		if err != nil {
@@ -216,11 +252,11 @@ func authCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					addr, err := os.ReadFile(repo + "/" + apiFile)
+					addr, err := readAPIFile(repo)
 					if err != nil {
-						return fmt.Errorf("reading the daemon's endpoint (is `snarkd run` running with this --repo?): %w", err)
+						return err
 					}
-					fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", tok, strings.TrimSpace(string(addr)))
+					fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", tok, addr)
 					return nil
 				},
 			},
@@ -241,6 +277,16 @@ func workerCommand() *cli.Command {
 				&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back (default: the daemon's listen address)"},
 			},
 			Action: func(c *cli.Context) error {
+				info, err := rpcapi.ParseAPIInfo(c.String("miner-api-info"))
+				if err == nil {
+					_, err = info.URL("http")
+				}
+				if err != nil {
+					return usagef("--miner-api-info (MINER_API_INFO): %w (`lotus-miner auth api-info --perm admin` prints it)", err)
+				}
+				if u := c.String("worker-url"); u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+					return usagef("--worker-url %q: want http://host:port/rpc/v0", u)
+				}
 				api, closer, err := proverClient(c, false)
 				if err != nil {
 					return err
@@ -277,9 +323,13 @@ func readC1(path string) (phase1 []byte, sector abi.SectorNumber, ssize abi.Sect
 
 // parseC1 is readC1 on bytes already read; path only names the input in errors.
 func parseC1(path string, data []byte) (phase1 []byte, sector abi.SectorNumber, ssize abi.SectorSize, err error) {
+	var v interface{}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, 0, 0, fmt.Errorf("%s is not JSON: %w", path, err)
+	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, 0, 0, fmt.Errorf("%s is not JSON: %w", path, err)
+		return nil, 0, 0, fmt.Errorf("%s holds %s, not a JSON object: want a Commit2In {SectorNum, Phase1Out, SectorSize} or a C1 output (SealCommitPhase1Output JSON)", path, jsonType(v))
 	}
 	if _, ok := probe["Phase1Out"]; ok {
 		var in commit2In
@@ -300,17 +350,34 @@ func parseC1(path string, data []byte) (phase1 []byte, sector abi.SectorNumber, 
 	return nil, 0, 0, fmt.Errorf("%s is neither a Commit2In {SectorNum, Phase1Out, SectorSize} nor a C1 output", path)
 }
 
+// jsonType names the JSON type of a decoded value.
+func jsonType(v interface{}) string {
+	switch v.(type) {
+	case []interface{}:
+		return "a JSON array"
+	case string:
+		return "a JSON string"
+	case float64:
+		return "a JSON number"
+	case bool:
+		return "a JSON boolean"
+	case nil:
+		return "JSON null"
+	}
+	return "a JSON object"
+}
+
 func c2Request(c *cli.Context) (rpcapi.ProofRequest, error) {
 	phase1, sector, ssize, err := readC1(c.String("c1"))
 	if err != nil {
-		return rpcapi.ProofRequest{}, err
+		return rpcapi.ProofRequest{}, usagef("--c1: %w", err)
 	}
 	if c.IsSet("sector") {
 		sector = abi.SectorNumber(c.Uint64("sector"))
 	}
 	spt, err := plugin.C1SealProof(phase1)
 	if err != nil {
-		return rpcapi.ProofRequest{}, err
+		return rpcapi.ProofRequest{}, usagef("--c1 %s: %w", c.String("c1"), err)
 	}
 	return rpcapi.ProofRequest{
 		RequestID: c.String("request-id"), Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(spt),

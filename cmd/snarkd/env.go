@@ -2,15 +2,21 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	logging "github.com/ipfs/go-log/v2"
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/repolock"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -73,21 +79,69 @@ const tokenFile = "token"
 // the repo's api and token files written by `snarkd run`.
 func endpoint(c *cli.Context) (rpcapi.APIInfo, error) {
 	if s := c.String("api-info"); s != "" {
-		return rpcapi.ParseAPIInfo(s)
+		info, err := rpcapi.ParseAPIInfo(s)
+		if err == nil {
+			_, err = info.URL("http")
+		}
+		if err != nil {
+			return info, usagef("--api-info (SNARKD_API_INFO): %w", err)
+		}
+		return info, nil
 	}
 	repo, err := repoPath(c)
 	if err != nil {
 		return rpcapi.APIInfo{}, err
 	}
-	addr, err := os.ReadFile(filepath.Join(repo, apiFile))
+	addr, err := readAPIFile(repo)
 	if err != nil {
-		return rpcapi.APIInfo{}, fmt.Errorf("no running daemon found in repo %s (start `snarkd run` or pass --api-info): %w", repo, err)
+		return rpcapi.APIInfo{}, err
 	}
-	info := rpcapi.APIInfo{Addr: strings.TrimSpace(string(addr))}
+	info := rpcapi.APIInfo{Addr: addr}
 	if tok, err := os.ReadFile(filepath.Join(repo, tokenFile)); err == nil {
 		info.Token = strings.TrimSpace(string(tok))
 	}
 	return info, nil
+}
+
+// staleAPIFileError is a repo api file that no running daemon wrote: its daemon was killed or
+// crashed without removing it.
+type staleAPIFileError struct {
+	Path, Addr string
+	PID        int // the dead daemon's, when its lock file still names it
+}
+
+func (e *staleAPIFileError) Error() string {
+	who := "a daemon that did not shut down cleanly"
+	if e.PID != 0 {
+		who = fmt.Sprintf("daemon pid %d, which did not shut down cleanly", e.PID)
+	}
+	return fmt.Sprintf("no snarkd daemon is running on this repo: %s (%s) is left from %s; "+
+		"start one with `snarkd run` (it replaces the file) or remove it with `rm %s`", e.Path, e.Addr, who, e.Path)
+}
+
+// readAPIFile reads the endpoint the running daemon of repo wrote, and refuses a stale one.
+func readAPIFile(repo string) (string, error) {
+	path := filepath.Join(repo, apiFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if held, h, _ := repolock.Probe(repo); held {
+			return "", fmt.Errorf("the daemon of repo %s (%s) has not written %s yet: try again once it prints its listening line", repo, h, path)
+		}
+		return "", fmt.Errorf("no running daemon found in repo %s (no %s): start one with `snarkd run`, or pass --api-info TOKEN:MULTIADDR", repo, path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the daemon's endpoint %s: %w", path, err)
+	}
+	addr := strings.TrimSpace(string(b))
+	held, h, err := repolock.Probe(repo)
+	if err != nil {
+		log.Debugw("cannot tell whether the repo's daemon runs", "err", err)
+		return addr, nil
+	}
+	if !held {
+		return "", &staleAPIFileError{Path: path, Addr: addr, PID: h.PID}
+	}
+	return addr, nil
 }
 
 // proverClient dials the daemon's native API; websocket when streaming is needed.
@@ -100,15 +154,45 @@ func proverClient(c *cli.Context, ws bool) (rpcapi.Prover, func(), error) {
 	if ws {
 		scheme = "ws"
 	}
-	url, err := info.URL(scheme)
+	addr, err := info.URL(scheme)
 	if err != nil {
 		return nil, nil, err
 	}
-	api, closer, err := rpcapi.NewProverClient(c.Context, url, info.Header())
+	if err := checkReachable(c, addr); err != nil {
+		return nil, nil, err
+	}
+	api, closer, err := rpcapi.NewProverClient(c.Context, addr, info.Header())
 	if err != nil {
-		return nil, nil, fmt.Errorf("connecting to %s: %w", url, err)
+		return nil, nil, fmt.Errorf("connecting to %s: %w", addr, err)
 	}
 	return api, closer, nil
+}
+
+// checkReachable dials the endpoint's TCP address once, so that a daemon that is not there is
+// reported as such (HTTP clients dial only at the first call, and say less).
+func checkReachable(c *cli.Context, rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("API address %q: %w", rawURL, err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" || u.Scheme == "wss" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	d := net.Dialer{Timeout: 5 * time.Second}
+	conn, err := d.DialContext(c.Context, "tcp", host)
+	if err != nil {
+		from := "--api-info (SNARKD_API_INFO)"
+		if c.String("api-info") == "" {
+			from = "the repo's api file"
+		}
+		return fmt.Errorf("no snarkd daemon answers at %s (from %s): %w; is it running, and on this address?", host, from, err)
+	}
+	return conn.Close()
 }
 
 // apiInfoFlag is shared by the client commands.

@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -18,18 +17,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newApp().RunContext(ctx, os.Args); err != nil {
-		var ec cli.ExitCoder
-		if errors.As(err, &ec) {
-			fmt.Fprintln(os.Stderr, "snarkd:", err)
-			os.Exit(ec.ExitCode())
-		}
 		fmt.Fprintln(os.Stderr, "snarkd:", err)
-		os.Exit(1)
+		stop()
+		os.Exit(exitCode(err))
 	}
 }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "snarkd",
 		Usage:                "remote Groth16 prover for Filecoin (PoRep C2, WindowPoSt, WinningPoSt, SnapDeals)",
 		Version:              buildinfo.String(),
@@ -63,5 +58,12 @@ func newApp() *cli.App {
 			circuitCommand(),
 			demoCommand(),
 		},
+		// main prints every error and picks the exit code (exitCode); urfave/cli would exit
+		// from inside for some of them.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
+		Action:         unknownCommand,
 	}
+	setUsageHandlers(app.Commands)
+	return app
 }

@@ -126,7 +126,7 @@ func paramsCommand() *cli.Command {
 func paramsGen(c *cli.Context) error {
 	p, err := parseCircuit(c.String("proof"))
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	dir, err := paramDir(c)
 	if err != nil {
@@ -200,21 +200,29 @@ type paramCheck struct {
 }
 
 func paramsCheck(c *cli.Context) error {
-	dir, err := paramDir(c)
-	if err != nil {
-		return err
-	}
 	circuits := filCircuits()
 	explicit := c.String("proof") != ""
 	if explicit {
 		p, err := parseCircuit(c.String("proof"))
 		if err != nil {
-			return err
+			return usage(err)
 		}
 		circuits = []filCircuit{p}
 	}
+	dir, err := paramDir(c)
+	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return fmt.Errorf("parameter directory %s: %w; point --dir, Prover.ParameterCache or FIL_PROOFS_PARAMETER_CACHE at "+
+			"the directory `lotus fetch-params` fills, or create devnet parameters there with `snarkd params gen --proof 2KiB --dir %s`", dir, err, dir)
+	}
 	var out []paramCheck
 	bad, missing := 0, 0
+	counts := map[string]int{}
 	for _, p := range circuits {
 		for _, name := range []string{p.Base + ".vk", p.Base + ".params"} {
 			r := paramCheck{Proof: p.Label, File: name}
@@ -246,6 +254,7 @@ func paramsCheck(c *cli.Context) error {
 				}
 			}
 			out = append(out, r)
+			counts[r.Status]++
 		}
 	}
 	if c.Bool("json") {
@@ -261,14 +270,33 @@ func paramsCheck(c *cli.Context) error {
 			}
 			fmt.Fprintln(c.App.Writer, line)
 		}
+		fmt.Fprintln(c.App.Writer, checkSummary(len(out), counts))
+		if counts["missing"] == len(out) {
+			fmt.Fprintf(c.App.Writer, "no parameter files in %s: `lotus fetch-params` downloads the published ones; "+
+				"`snarkd params gen --proof 2KiB --dir %s` makes INSECURE devnet ones\n", dir, dir)
+		}
 	}
 	switch {
 	case bad > 0:
-		return cli.Exit(fmt.Sprintf("%d parameter file(s) in %s are not the published ones or could not be read", bad, dir), 1)
+		return cli.Exit(fmt.Sprintf("check failed: %d parameter file(s) in %s are not the published ones or could not be read", bad, dir), exitFailed)
 	case missing > 0:
-		return cli.Exit(fmt.Sprintf("%d parameter file(s) missing from %s", missing, dir), 1)
+		return cli.Exit(fmt.Sprintf("check failed: %d parameter file(s) missing from %s", missing, dir), exitFailed)
 	}
 	return nil
+}
+
+// checkSummary is the last line of `params check`: how many files had each verdict.
+func checkSummary(total int, counts map[string]int) string {
+	parts := []string{}
+	for _, st := range []string{"ok", "present", "missing", "mismatch", "error"} {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, st))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "nothing to check")
+	}
+	return fmt.Sprintf("%d file(s): %s", total, strings.Join(parts, ", "))
 }
 
 // isPublished reports whether the official parameters.json lists the file.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,8 +76,13 @@ func TestParamsCheckCommand(t *testing.T) {
 		return out.String(), err
 	}
 	out, err := run("params", "check", "--dir", dir)
-	if err != nil || !strings.Contains(out, "missing  2KiB   "+p.VKFile()) {
+	if err != nil || !strings.Contains(out, "missing  2KiB   "+p.VKFile()) || !strings.Contains(out, " missing\nno parameter files in "+dir) {
 		t.Fatalf("empty directory: %v\n%s", err, out)
+	}
+	gone := filepath.Join(dir, "nope")
+	if _, err := run("params", "check", "--dir", gone); exitCode(err) != exitFailed || !strings.Contains(fmt.Sprint(err), "parameter directory "+gone+": ") ||
+		!strings.Contains(fmt.Sprint(err), "snarkd params gen") {
+		t.Fatalf("missing directory: %v", err)
 	}
 	if _, err := run("params", "check", "--dir", dir, "--proof", "2KiB"); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("explicit proof type without files: %v", err)
@@ -85,7 +91,8 @@ func TestParamsCheckCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err = run("params", "check", "--dir", dir)
-	if err == nil || !strings.Contains(out, "mismatch 2KiB") || !strings.Contains(out, "published "+prooftypes.PublishedFiles[p.VKFile()].Digest) {
+	if exitCode(err) != exitFailed || !strings.Contains(out, "mismatch 2KiB") || !strings.Contains(out, "published "+prooftypes.PublishedFiles[p.VKFile()].Digest) ||
+		!strings.Contains(out, " 1 mismatch\n") {
 		t.Fatalf("wrong vk: %v\n%s", err, out)
 	}
 }

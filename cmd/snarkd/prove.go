@@ -11,7 +11,9 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
+	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/rpcapi"
+	"github.com/snarkd/snarkd/testcircuit"
 )
 
 func proveCommand() *cli.Command {
@@ -29,20 +31,15 @@ func proveCommand() *cli.Command {
 				Name:  "test",
 				Usage: "prove the built-in test circuit (devnet parameters, generated at first use)",
 				Flags: append([]cli.Flag{
-					&cli.IntFlag{Name: "constraints", Value: 1 << 12, Usage: "constraints per partition"},
-					&cli.IntFlag{Name: "partitions", Value: 1, Usage: "partitions"},
+					&cli.IntFlag{Name: "constraints", Value: 1 << 12, Usage: fmt.Sprintf("constraints per partition, %d..%d", testcircuit.MinConstraints, jobs.MaxTestConstraints)},
+					&cli.IntFlag{Name: "partitions", Value: 1, Usage: fmt.Sprintf("partitions, 1..%d", jobs.MaxTestPartitions)},
 					&cli.Uint64Flag{Name: "seed", Usage: "circuit seed"},
 					&cli.StringFlag{Name: "priority", Usage: "queue class: winning-post, window-post or seal (default seal)"},
 				}, common...),
 				Action: func(c *cli.Context) error {
-					req := rpcapi.ProofRequest{RequestID: c.String("request-id"), Kind: rpcapi.KindTest,
-						Test: &rpcapi.TestCircuit{Constraints: uint64(c.Int("constraints")), Partitions: c.Int("partitions"), Seed: c.Uint64("seed")}}
-					if p := c.String("priority"); p != "" {
-						prio, err := parsePriority(p)
-						if err != nil {
-							return err
-						}
-						req.Priority = &prio
+					req, err := testRequest(c)
+					if err != nil {
+						return err
 					}
 					return runProof(c, req)
 				},
@@ -69,10 +66,11 @@ func proveCommand() *cli.Command {
 				ArgsUsage: "JOB-ID",
 				Flags:     common,
 				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return fmt.Errorf("want one job ID")
+					id, err := jobIDArg(c)
+					if err != nil {
+						return err
 					}
-					return follow(c, rpcapi.JobID(c.Args().First()))
+					return follow(c, id)
 				},
 			},
 			{
@@ -80,29 +78,100 @@ func proveCommand() *cli.Command {
 				Usage:     "cancel a queued or running job",
 				ArgsUsage: "JOB-ID",
 				Flags:     []cli.Flag{apiInfoFlag},
-				Action: func(c *cli.Context) error {
-					if c.NArg() != 1 {
-						return fmt.Errorf("want one job ID")
-					}
-					api, closer, err := proverClient(c, false)
-					if err != nil {
-						return err
-					}
-					defer closer()
-					was, err := api.Cancel(c.Context, rpcapi.JobID(c.Args().First()))
-					if err != nil {
-						return err
-					}
-					if was {
-						fmt.Fprintln(c.App.Writer, "cancelled (it was running)")
-					} else {
-						fmt.Fprintln(c.App.Writer, "cancelled (or already finished)")
-					}
-					return nil
-				},
+				Action:    cancelJob,
 			},
 		},
 	}
+}
+
+// testRequest checks the flags of `prove test` and builds its request.
+func testRequest(c *cli.Context) (rpcapi.ProofRequest, error) {
+	n, parts := c.Int("constraints"), c.Int("partitions")
+	if n < testcircuit.MinConstraints || n > jobs.MaxTestConstraints {
+		return rpcapi.ProofRequest{}, usagef("--constraints %d: want %d..%d", n, testcircuit.MinConstraints, jobs.MaxTestConstraints)
+	}
+	if parts < 1 || parts > jobs.MaxTestPartitions {
+		return rpcapi.ProofRequest{}, usagef("--partitions %d: want 1..%d", parts, jobs.MaxTestPartitions)
+	}
+	req := rpcapi.ProofRequest{RequestID: c.String("request-id"), Kind: rpcapi.KindTest,
+		Test: &rpcapi.TestCircuit{Constraints: uint64(n), Partitions: parts, Seed: c.Uint64("seed")}}
+	if p := c.String("priority"); p != "" {
+		prio, err := parsePriority(p)
+		if err != nil {
+			return rpcapi.ProofRequest{}, err
+		}
+		req.Priority = &prio
+	}
+	if len(req.RequestID) > jobs.MaxRequestIDLen {
+		return rpcapi.ProofRequest{}, usagef("--request-id: %d bytes, want at most %d", len(req.RequestID), jobs.MaxRequestIDLen)
+	}
+	return req, nil
+}
+
+// jobIDArg is the one JOB-ID argument of await and cancel.
+func jobIDArg(c *cli.Context) (rpcapi.JobID, error) {
+	if c.NArg() != 1 || c.Args().First() == "" {
+		for _, a := range c.Args().Tail() {
+			if strings.HasPrefix(a, "-") {
+				return "", usagef("want one JOB-ID argument, got %d: flags go before it (%s)", c.NArg(), a)
+			}
+		}
+		return "", usagef("want one JOB-ID argument, got %d (`snarkd jobs` lists the jobs)", c.NArg())
+	}
+	return rpcapi.JobID(c.Args().First()), nil
+}
+
+// cancelJob is `prove cancel`: exit 0 when it cancelled the job, exitAlreadyFinished when the
+// job had finished before (nothing cancelled).
+func cancelJob(c *cli.Context) error {
+	id, err := jobIDArg(c)
+	if err != nil {
+		return err
+	}
+	api, closer, err := proverClient(c, false)
+	if err != nil {
+		return err
+	}
+	defer closer()
+	job := func() (rpcapi.Job, error) {
+		list, err := api.Jobs(c.Context, rpcapi.JobFilter{JobIDs: []rpcapi.JobID{id}, Limit: 1})
+		if err != nil {
+			return rpcapi.Job{}, err
+		}
+		if len(list) == 0 {
+			return rpcapi.Job{}, &rpcapi.ErrJobNotFound{JobID: id}
+		}
+		return list[0], nil
+	}
+	alreadyFinished := func(j rpcapi.Job) error {
+		return cli.Exit(fmt.Sprintf("job %s had already finished (%s at %s): nothing to cancel", j.ID, j.State,
+			j.Finished.Local().Format("15:04:05")), exitAlreadyFinished)
+	}
+	before, err := job()
+	if err != nil {
+		return err
+	}
+	if before.State.Final() {
+		return alreadyFinished(before)
+	}
+	running, err := api.Cancel(c.Context, id)
+	if err != nil {
+		return err
+	}
+	if running {
+		fmt.Fprintf(c.App.Writer, "cancelled job %s (it was running; it stops at its next step)\n", id)
+		return nil
+	}
+	// Cancel reports false for a queued job it cancelled and for one that finished meanwhile.
+	after, err := job()
+	if err != nil {
+		return err
+	}
+	if after.State != rpcapi.JobCancelled {
+		return alreadyFinished(after)
+	}
+	fmt.Fprintf(c.App.Writer, "cancelled job %s (it was queued)\n", id)
+	return nil
 }
 
 func parsePriority(s string) (rpcapi.Priority, error) {
@@ -111,7 +180,7 @@ func parsePriority(s string) (rpcapi.Priority, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("--priority %q: want winning-post, window-post or seal", s)
+	return 0, usagef("--priority %q: want winning-post, window-post or seal", s)
 }
 
 func runProof(c *cli.Context, req rpcapi.ProofRequest) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/repolock"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -42,134 +43,226 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "vram-headroom", Usage: "device memory left free on every GPU for other processes, e.g. 512MiB, 0 for none (overrides GPU.VRAMHeadroom)"},
 			&cli.IntFlag{Name: "gpu-workers", Usage: "partitions in flight on one GPU (overrides GPU.WorkersPerDevice)"},
 		},
-		Action: func(c *cli.Context) error {
-			repo, err := repoPath(c)
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(repo, 0o700); err != nil {
-				return fmt.Errorf("creating repo %s: %w", repo, err)
-			}
-			if _, err := config.WriteDefault(repo); err != nil {
-				return err
-			}
-			cfg, err := loadConfig(c, repo)
-			if err != nil {
-				return err
-			}
-			if v := c.String("listen"); v != "" {
-				cfg.API.ListenAddress = v
-			}
-			if v := c.String("backend"); v != "" {
-				cfg.Prover.Backend = v
-			}
-			if v := c.String("miner-api-info"); v != "" {
-				cfg.Lotus.MinerAPIInfo = v
-			}
-			if v := c.String("worker-url"); v != "" {
-				cfg.Lotus.WorkerURL = v
-			}
-			if v := c.String("cuzk-listen"); v != "" {
-				cfg.Cuzk.ListenAddress = v
-			}
-			if v := c.String("worker-mode"); v != "" {
-				cfg.Lotus.WorkerMode = v
-			}
-			if v := c.String("simulate-gpus"); v != "" {
-				cfg.GPU.Simulate = v
-			}
-			if c.IsSet("vram-headroom") {
-				b, err := config.ParseBytes(c.String("vram-headroom"))
-				if err != nil {
-					return fmt.Errorf("--vram-headroom: %w", err)
-				}
-				cfg.GPU.VRAMHeadroom = b
-			}
-			if c.IsSet("gpu-workers") {
-				cfg.GPU.WorkersPerDevice = c.Int("gpu-workers")
-			}
-			if err := cfg.Validate(); err != nil {
-				return err
-			}
-			backend := backendSimulated
-			if cfg.GPU.Simulate != "" {
-				if cfg.Prover.Backend != "auto" {
-					log.Warnw("GPU.Simulate is set: proving on simulated GPUs, not on the configured backend",
-						"backend", cfg.Prover.Backend, "simulate", cfg.GPU.Simulate)
-				}
-			} else if backend, err = resolveBackend(cfg.Prover.Backend); err != nil {
-				return err
-			}
-
-			ctx, stop := context.WithCancel(c.Context)
-			defer stop()
-			opts := plugin.Options{Repo: repo, BackendName: backend, Shutdown: stop}
-			if backend != "cpu" {
-				sched, err := newGPUScheduler(cfg.GPU, backend, &opts)
-				if err != nil {
-					return err
-				}
-				// Runs after Serve has closed the daemon (and its jobs): queued partitions fail,
-				// running ones are cancelled, resident vectors and pinned buffers are freed.
-				defer sched.Close()
-			}
-			daemon, err := plugin.Open(cfg, opts)
-			if err != nil {
-				return err
-			}
-
-			ln, err := net.Listen("tcp", cfg.API.ListenAddress)
-			if err != nil {
-				daemon.Close()
-				return fmt.Errorf("listening on %s: %w", cfg.API.ListenAddress, err)
-			}
-			addr := ln.Addr().(*net.TCPAddr)
-			info := apiInfo(addr)
-			admin, err := daemon.Secret().NewToken(rpcapi.AllPermissions)
-			if err == nil {
-				err = os.WriteFile(filepath.Join(repo, tokenFile), []byte(admin+"\n"), 0o600)
-			}
-			if err == nil {
-				err = os.WriteFile(filepath.Join(repo, apiFile), []byte(info+"\n"), 0o600)
-			}
-			if err != nil {
-				ln.Close()
-				daemon.Close()
-				return fmt.Errorf("writing API endpoint files: %w", err)
-			}
-			defer os.Remove(filepath.Join(repo, apiFile))
-			writePerms, _ := rpcapi.PermsUpTo(rpcapi.PermWrite)
-			writeTok, err := daemon.Secret().NewToken(writePerms)
-			if err != nil {
-				ln.Close()
-				daemon.Close()
-				return err
-			}
-			if cfg.Cuzk.ListenAddress != "" {
-				cz, err := cuzk.StartDaemon(cfg.Cuzk, daemon)
-				if err != nil {
-					ln.Close()
-					daemon.Close()
-					return err
-				}
-				defer cz.Stop()
-				fmt.Fprintf(c.App.Writer, "cuzk gRPC proving API for Curio on %s\n", cz.Addr())
-			}
-
-			if !addr.IP.IsLoopback() {
-				log.Warnw("API listening on a non-loopback address; anyone who can reach it can read job metadata without a token (proving needs a write token)", "listen", addr.String())
-			}
-			log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", backend,
-				"native", gpu.NativeLib, "listen", addr.String())
-			fmt.Fprintf(c.App.Writer, "snarkd %s listening on http://%s%s (backend %s)\n",
-				buildinfo.String(), addr, plugin.RPCPath, opts.BackendName)
-			fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", writeTok, info)
-			fmt.Fprintf(c.App.Writer, "(a write token; `snarkd auth api-info --perm admin` prints an admin one, and %s holds one for this host's CLI)\n",
-				filepath.Join(repo, tokenFile))
-
-			return daemon.Serve(ctx, ln, 30*time.Second)
-		},
+		Action: runDaemon,
 	}
+}
+
+// runOverride is a flag of `snarkd run` that overrides a setting.
+type runOverride struct {
+	flag  string
+	apply func(cfg *config.Config, c *cli.Context) error
+}
+
+// stringOverride is a string flag that replaces the setting it points at.
+func stringOverride(flag string, setting func(*config.Config) *string) runOverride {
+	return runOverride{flag, func(cfg *config.Config, c *cli.Context) error {
+		*setting(cfg) = c.String(flag)
+		return nil
+	}}
+}
+
+// runOverrides are the flags of `snarkd run` that override settings, in the order they apply.
+var runOverrides = []runOverride{
+	stringOverride("listen", func(c *config.Config) *string { return &c.API.ListenAddress }),
+	stringOverride("backend", func(c *config.Config) *string { return &c.Prover.Backend }),
+	stringOverride("miner-api-info", func(c *config.Config) *string { return &c.Lotus.MinerAPIInfo }),
+	stringOverride("worker-url", func(c *config.Config) *string { return &c.Lotus.WorkerURL }),
+	stringOverride("cuzk-listen", func(c *config.Config) *string { return &c.Cuzk.ListenAddress }),
+	stringOverride("worker-mode", func(c *config.Config) *string { return &c.Lotus.WorkerMode }),
+	stringOverride("simulate-gpus", func(c *config.Config) *string { return &c.GPU.Simulate }),
+	{"vram-headroom", func(cfg *config.Config, c *cli.Context) error {
+		b, err := config.ParseBytes(c.String("vram-headroom"))
+		cfg.GPU.VRAMHeadroom = b
+		return err
+	}},
+	{"gpu-workers", func(cfg *config.Config, c *cli.Context) error {
+		cfg.GPU.WorkersPerDevice = c.Int("gpu-workers")
+		return nil
+	}},
+}
+
+// runConfig is the daemon's configuration: the repo's config.toml and SNARKD_* variables
+// (whose errors name the setting), then the flags, each checked on its own so that an error
+// names the flag. The repo need not exist yet.
+func runConfig(c *cli.Context, repo string) (config.Config, error) {
+	cfg, err := loadConfig(c, repo)
+	if err != nil {
+		return cfg, err
+	}
+	if err := checkMinerAPIInfo(cfg.Lotus.MinerAPIInfo); err != nil {
+		return cfg, err
+	}
+	for _, o := range runOverrides {
+		if !c.IsSet(o.flag) {
+			continue
+		}
+		err := o.apply(&cfg, c)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		if err == nil {
+			err = checkMinerAPIInfo(cfg.Lotus.MinerAPIInfo)
+		}
+		if err != nil {
+			return cfg, usagef("--%s: %w", o.flag, err)
+		}
+	}
+	return cfg, nil
+}
+
+// checkMinerAPIInfo parses Lotus.MinerAPIInfo the way the attachment will, so that a value
+// that cannot work stops the daemon before it starts.
+func checkMinerAPIInfo(s string) error {
+	if s == "" {
+		return nil
+	}
+	info, err := rpcapi.ParseAPIInfo(s)
+	if err == nil {
+		_, err = info.URL("http")
+	}
+	if err != nil {
+		return fmt.Errorf("Lotus.MinerAPIInfo: %w (`lotus-miner auth api-info --perm admin` prints it)", err)
+	}
+	return nil
+}
+
+// runDaemon is `snarkd run`. Every flag and setting is checked before the repo is touched; the
+// listening line and SNARKD_API_INFO are printed only once the daemon is about to answer.
+func runDaemon(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("run takes no arguments, got %q (flags go before them: --help lists them)", c.Args().Slice())
+	}
+	repo, err := repoPath(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := runConfig(c, repo)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(repo, 0o700); err != nil {
+		return fmt.Errorf("creating repo %s: %w", repo, err)
+	}
+	lock, err := repolock.Acquire(repo)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	// Holding the lock, any api file is a killed daemon's: clients must not dial it meanwhile.
+	apiPath := filepath.Join(repo, apiFile)
+	if err := os.Remove(apiPath); err == nil {
+		log.Infow("removed the api file a previous daemon left behind", "file", apiPath)
+	}
+	defer os.Remove(apiPath)
+	if _, err := config.WriteDefault(repo); err != nil {
+		return err
+	}
+	backend := backendSimulated
+	if cfg.GPU.Simulate != "" {
+		if cfg.Prover.Backend != "auto" {
+			log.Warnw("GPU.Simulate is set: proving on simulated GPUs, not on the configured backend",
+				"backend", cfg.Prover.Backend, "simulate", cfg.GPU.Simulate)
+		}
+	} else if backend, err = resolveBackend(cfg.Prover.Backend); err != nil {
+		return err
+	}
+
+	ctx, stop := context.WithCancel(c.Context)
+	defer stop()
+	opts := plugin.Options{Repo: repo, BackendName: backend, Shutdown: stop}
+	if backend != "cpu" {
+		sched, err := newGPUScheduler(cfg.GPU, backend, &opts)
+		if err != nil {
+			return err
+		}
+		// Runs after Serve has closed the daemon (and its jobs): queued partitions fail,
+		// running ones are cancelled, resident vectors and pinned buffers are freed.
+		defer sched.Close()
+	}
+	var (
+		daemon *plugin.Daemon
+		cuzkOn string
+	)
+	opts.Ready = func(a net.Addr) error {
+		return announce(c, cfg, announcement{repo: repo, backend: backend, lock: lock, daemon: daemon, addr: a.(*net.TCPAddr), cuzk: cuzkOn})
+	}
+	daemon, err = plugin.Open(cfg, opts)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.API.ListenAddress)
+	if err != nil {
+		daemon.Close()
+		return fmt.Errorf("listening on %s: %w", cfg.API.ListenAddress, err)
+	}
+	if cfg.Cuzk.ListenAddress != "" {
+		cz, err := cuzk.StartDaemon(cfg.Cuzk, daemon)
+		if err != nil {
+			ln.Close()
+			daemon.Close()
+			return err
+		}
+		defer cz.Stop()
+		cuzkOn = fmt.Sprint(cz.Addr())
+	}
+	return daemon.Serve(ctx, ln, 30*time.Second)
+}
+
+// announcement is what announce reports.
+type announcement struct {
+	repo, backend string
+	lock          *repolock.Lock
+	daemon        *plugin.Daemon
+	addr          *net.TCPAddr
+	cuzk          string // the cuzk service's address; empty when it is off
+}
+
+// announce runs when the daemon is about to answer on addr: it writes the api and token files
+// for the local CLI, records the address in the repo lock, and prints the endpoint and the API
+// info string (the lines scripts wait for come last).
+func announce(c *cli.Context, cfg config.Config, a announcement) error {
+	repo, daemon, addr := a.repo, a.daemon, a.addr
+	info := apiInfo(addr)
+	url := fmt.Sprintf("http://%s%s", addr, plugin.RPCPath)
+	admin, err := daemon.Secret().NewToken(rpcapi.AllPermissions)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(repo, tokenFile), []byte(admin+"\n"), 0o600)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(repo, apiFile), []byte(info+"\n"), 0o600)
+	}
+	if err == nil {
+		err = a.lock.SetListen(url)
+	}
+	if err != nil {
+		return fmt.Errorf("writing API endpoint files: %w", err)
+	}
+	writePerms, _ := rpcapi.PermsUpTo(rpcapi.PermWrite)
+	writeTok, err := daemon.Secret().NewToken(writePerms)
+	if err != nil {
+		return err
+	}
+	if !addr.IP.IsLoopback() {
+		log.Warnw("API listening on a non-loopback address; anyone who can reach it can read job metadata without a token (proving needs a write token)", "listen", addr.String())
+	}
+	w := c.App.Writer
+	if mode := cfg.Lotus.WorkerMode; mode != config.WorkerModeSeal {
+		if st, err := daemon.Prover().Status(c.Context); err == nil && st.Miner == nil {
+			log.Warnw("Lotus PoSt worker without a lotus-miner", "mode", mode)
+			fmt.Fprintf(w, "no lotus-miner attached: as a %s worker this daemon gets no PoSt work until one is "+
+				"(`snarkd worker connect --miner-api-info TOKEN:MULTIADDR`, or start it with --miner-api-info)\n", mode)
+		}
+	}
+	if a.cuzk != "" {
+		fmt.Fprintf(w, "cuzk gRPC proving API for Curio on %s\n", a.cuzk)
+	}
+	log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", a.backend,
+		"native", gpu.NativeLib, "listen", addr.String())
+	fmt.Fprintf(w, "snarkd %s listening on %s (backend %s)\n", buildinfo.String(), url, a.backend)
+	fmt.Fprintf(w, "SNARKD_API_INFO=%s:%s\n", writeTok, info)
+	fmt.Fprintf(w, "(a write token; `snarkd auth api-info --perm admin` prints an admin one, and %s holds one for this host's CLI)\n",
+		filepath.Join(repo, tokenFile))
+	return nil
 }
 
 // apiInfo renders the endpoint as a Lotus-style multiaddr, e.g. /ip4/127.0.0.1/tcp/9810/http.

@@ -183,6 +183,8 @@ func TestBadRequestsAndLimits(t *testing.T) {
 		{rpcapi.ProofRequest{}, "Kind"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindTest}, "Test"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{}}, "Test.Constraints"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: 3}}, "Test.Constraints"},
+		{rpcapi.ProofRequest{Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: 1 << 12, Partitions: 17}}, "Test.Partitions"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 99, Phase1Out: []byte("{}")}, "RegisteredProof"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, SectorSize: 2048, Phase1Out: []byte("{}")}, "SectorSize"},
 		{rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, Phase1Out: []byte("nope")}, "Phase1Out"},

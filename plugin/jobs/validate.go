@@ -11,6 +11,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/rpcapi"
+	"github.com/snarkd/snarkd/testcircuit"
 )
 
 // Limits on request fields that are cheap to check before anything is queued.
@@ -45,8 +46,8 @@ func Validate(req *rpcapi.ProofRequest) error {
 		if t == nil {
 			return bad("Test", "required for kind %q", req.Kind)
 		}
-		if t.Constraints == 0 || t.Constraints > MaxTestConstraints {
-			return bad("Test.Constraints", "%d: want 1..%d", t.Constraints, MaxTestConstraints)
+		if t.Constraints < testcircuit.MinConstraints || t.Constraints > MaxTestConstraints {
+			return bad("Test.Constraints", "%d: want %d..%d", t.Constraints, testcircuit.MinConstraints, MaxTestConstraints)
 		}
 		if t.Partitions < 0 || t.Partitions > MaxTestPartitions {
 			return bad("Test.Partitions", "%d: want 0..%d (0 means 1)", t.Partitions, MaxTestPartitions)
