@@ -204,7 +204,17 @@ type Prover struct {
 	// ParameterMemoryLimit bounds the memory of loaded parameters (0: no limit); the least
 	// recently used sets no proof holds are dropped when a load would exceed it.
 	ParameterMemoryLimit Bytes `toml:"ParameterMemoryLimit" env:"SNARKD_PROVER_PARAMETER_MEMORY_LIMIT"`
+	// Synthesis is "compiled" (witness-only synthesis, a, b, c from the circuit's matrices,
+	// recorded once per shape under <repo>/circuits) or "full" (every linear combination built
+	// and evaluated for each proof: several times slower, the reference path).
+	Synthesis string `toml:"Synthesis" env:"SNARKD_PROVER_SYNTHESIS"`
 }
+
+// Prover.Synthesis values.
+const (
+	SynthesisCompiled = "compiled"
+	SynthesisFull     = "full"
+)
 
 // DefaultParameterCache is rust-fil-proofs' default parameter directory.
 const DefaultParameterCache = "/var/tmp/filecoin-proof-parameters"
@@ -214,7 +224,7 @@ func Default() Config {
 	return Config{
 		API:    API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20},
 		Log:    Log{Level: "info", Format: "text"},
-		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache},
+		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache, Synthesis: SynthesisCompiled},
 		Jobs:   Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour)},
 		Lotus: Lotus{
 			Heartbeat:      Duration(10 * time.Second),
@@ -285,6 +295,11 @@ func (c Config) Validate() error {
 	case "auto", "cpu", "cuda":
 	default:
 		return fmt.Errorf("Prover.Backend %q: want auto, cpu or cuda", c.Prover.Backend)
+	}
+	switch c.Prover.Synthesis {
+	case SynthesisCompiled, SynthesisFull:
+	default:
+		return fmt.Errorf("Prover.Synthesis %q: want %s or %s", c.Prover.Synthesis, SynthesisCompiled, SynthesisFull)
 	}
 	if c.Prover.ParameterCache == "" {
 		return fmt.Errorf("Prover.ParameterCache: empty; want the Filecoin parameter directory (default %s)", DefaultParameterCache)

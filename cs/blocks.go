@@ -48,7 +48,9 @@ const blockCtxMask = 1<<14 - 1
 func SynthesizeBlocks(ctx context.Context, pa *ProvingAssignment, layout BlockLayout, n, workers int, synth func(sys ConstraintSystem, i int) error) error {
 	prefix := pa.Shape()
 	rows, aux := prefix.NumConstraints+n*layout.Rows, prefix.NumAux+n*layout.Aux
-	pa.A, pa.B, pa.C = growTo(pa.A, rows), growTo(pa.B, rows), growTo(pa.C, rows)
+	if !pa.witnessOnly {
+		pa.A, pa.B, pa.C = growTo(pa.A, rows), growTo(pa.B, rows), growTo(pa.C, rows)
+	}
 	pa.Aux = growTo(pa.Aux, aux)
 	if workers <= 0 || workers > n {
 		workers = n
@@ -90,6 +92,9 @@ func SynthesizeBlocks(ctx context.Context, pa *ProvingAssignment, layout BlockLa
 		b.merge(pa)
 		blocks[i] = nil
 	}
+	if pa.witnessOnly {
+		pa.rows = rows
+	}
 	return nil
 }
 
@@ -105,7 +110,8 @@ func growTo(s []fr.Element, n int) []fr.Element {
 // into: it reads the prefix's variables, writes its rows and aux values in place into its own
 // ranges of the shared assignment, and keeps its inputs and density bits until merge.
 //
-// Its aux variables carry their final indices. Its inputs are numbered from the prefix's input
+// Its aux variables carry their final indices. Over a witness-only assignment it is witness-only
+// too: rows are counted, not evaluated, and no density is tracked. Its inputs are numbered from the prefix's input
 // count in every block (only the block itself refers to them) and get their final places at merge.
 type BlockSystem struct {
 	ctx                 context.Context
@@ -115,7 +121,8 @@ type BlockSystem struct {
 	a, b, c, aux        []fr.Element
 	input               []fr.Element
 	rows, auxN          int // rows and aux written so far
-	inputs              bool
+	wantRows            int // the layout's rows
+	inputs, witnessOnly bool
 	aAux, bAux, bIn     *Density
 	usedA, usedB        []bool // prefix aux variables used in A / B
 	usedIn              []bool // prefix inputs used in B
@@ -126,19 +133,27 @@ type BlockSystem struct {
 // block's ranges, which start after the prefix (of shape prefix) and i blocks of layout's size.
 func newBlockSystem(ctx context.Context, pa *ProvingAssignment, prefix Shape, layout BlockLayout, i int) *BlockSystem {
 	row, aux := prefix.NumConstraints+i*layout.Rows, prefix.NumAux+i*layout.Aux
-	return &BlockSystem{
+	b := &BlockSystem{
 		ctx: ctx, prefix: pa, prefixIn: prefix.NumInputs, prefixAux: prefix.NumAux, baseAux: aux,
-		a: pa.A[row : row+layout.Rows], b: pa.B[row : row+layout.Rows], c: pa.C[row : row+layout.Rows],
-		aux: pa.Aux[aux : aux+layout.Aux], inputs: layout.Inputs,
-		aAux: NewDensity(layout.Aux), bAux: NewDensity(layout.Aux), bIn: NewDensity(0),
-		usedA: make([]bool, prefix.NumAux), usedB: make([]bool, prefix.NumAux), usedIn: make([]bool, prefix.NumInputs),
+		aux: pa.Aux[aux : aux+layout.Aux], inputs: layout.Inputs, wantRows: layout.Rows, witnessOnly: pa.witnessOnly,
 	}
+	if b.witnessOnly {
+		return b
+	}
+	b.a, b.b, b.c = pa.A[row:row+layout.Rows], pa.B[row:row+layout.Rows], pa.C[row:row+layout.Rows]
+	b.aAux, b.bAux, b.bIn = NewDensity(layout.Aux), NewDensity(layout.Aux), NewDensity(0)
+	b.usedA, b.usedB, b.usedIn = make([]bool, prefix.NumAux), make([]bool, prefix.NumAux), make([]bool, prefix.NumInputs)
+	return b
 }
+
+// WitnessOnly reports whether b drops its constraints (it synthesizes into a witness-only
+// assignment).
+func (b *BlockSystem) WitnessOnly() bool { return b.witnessOnly }
 
 // finish checks that the block filled exactly its ranges.
 func (b *BlockSystem) finish() error {
-	if b.rows != len(b.a) || b.auxN != len(b.aux) {
-		return fmt.Errorf("%w: %d rows and %d aux, expected %d and %d", ErrBlockShape, b.rows, b.auxN, len(b.a), len(b.aux))
+	if b.rows != b.wantRows || b.auxN != len(b.aux) {
+		return fmt.Errorf("%w: %d rows and %d aux, expected %d and %d", ErrBlockShape, b.rows, b.auxN, b.wantRows, len(b.aux))
 	}
 	return nil
 }
@@ -165,6 +180,9 @@ func (b *BlockSystem) AllocValue(_ string, value *fr.Element) (Variable, error) 
 	}
 	b.aux[b.auxN] = *value
 	b.auxN++
+	if b.witnessOnly {
+		return AuxVariable(b.baseAux + b.auxN - 1), nil
+	}
 	b.aAux.AddBit()
 	b.bAux.AddBit()
 	return AuxVariable(b.baseAux + b.auxN - 1), nil
@@ -188,7 +206,9 @@ func (b *BlockSystem) AllocInputValue(_ string, value *fr.Element) (Variable, er
 		return 0, errBlockInput
 	}
 	b.input = append(b.input, *value)
-	b.bIn.AddBit()
+	if !b.witnessOnly {
+		b.bIn.AddBit()
+	}
 	return InputVariable(b.prefixIn + len(b.input) - 1), nil
 }
 
@@ -244,6 +264,10 @@ func (b *BlockSystem) eval(lc LinearCombination, inDens, auxDens *Density, usedI
 // Enforce implements ConstraintSystem. Rows beyond the block's range are counted, not kept;
 // SynthesizeBlocks then reports ErrBlockShape.
 func (b *BlockSystem) Enforce(_ string, x, y, z LinearCombination) {
+	if b.witnessOnly {
+		b.rows++
+		return
+	}
 	va := b.eval(x, nil, b.aAux, nil, b.usedA)
 	vb := b.eval(y, b.bIn, b.bAux, b.usedIn, b.usedB)
 	vc := b.eval(z, nil, nil, nil, nil)
@@ -269,6 +293,9 @@ func (b *BlockSystem) WitnessMode() bool { return true }
 // variables it used; blocks merge in order.
 func (b *BlockSystem) merge(pa *ProvingAssignment) {
 	pa.Input = append(pa.Input, b.input...)
+	if b.witnessOnly {
+		return
+	}
 	pa.AAuxDensity.Extend(b.aAux, false)
 	pa.BAuxDensity.Extend(b.bAux, false)
 	pa.BInputDensity.Extend(b.bIn, false)

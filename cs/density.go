@@ -79,3 +79,8 @@ func DensityFromWords(words []uint64, n int) *Density {
 	d.recount()
 	return d
 }
+
+// clone returns an independent copy of d.
+func (d *Density) clone() *Density {
+	return &Density{words: append([]uint64(nil), d.words...), n: d.n, count: d.count}
+}

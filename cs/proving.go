@@ -23,6 +23,10 @@ type ProvingAssignment struct {
 
 	ctx    context.Context
 	allocs int
+	// witnessOnly assignments keep inputs and aux only: Enforce counts rows (rows) and nothing is
+	// evaluated or tracked; Compiled.Complete fills in a, b, c and the densities.
+	witnessOnly bool
+	rows        int
 }
 
 // NewProvingAssignment returns an empty assignment with capacity for the given shape (pass the
@@ -41,10 +45,29 @@ func NewProvingAssignment(capacity Shape) *ProvingAssignment {
 	}
 }
 
+// NewWitnessAssignment returns an empty witness-only assignment: it keeps the input and aux
+// values in the circuit's exact variable order and drops every constraint, so gadgets may skip
+// building linear combinations (WitnessOnly). Compiled.Complete turns it into a full one.
+func NewWitnessAssignment(capacity Shape) *ProvingAssignment {
+	return &ProvingAssignment{
+		Input:       make([]fr.Element, 0, capacity.NumInputs),
+		Aux:         make([]fr.Element, 0, capacity.NumAux),
+		ctx:         context.Background(),
+		witnessOnly: true,
+	}
+}
+
 // Shape returns the current counts.
 func (p *ProvingAssignment) Shape() Shape {
-	return Shape{NumInputs: len(p.Input), NumAux: len(p.Aux), NumConstraints: len(p.A)}
+	rows := len(p.A)
+	if p.witnessOnly {
+		rows = p.rows
+	}
+	return Shape{NumInputs: len(p.Input), NumAux: len(p.Aux), NumConstraints: rows}
 }
+
+// WitnessOnly reports whether p drops its constraints (NewWitnessAssignment).
+func (p *ProvingAssignment) WitnessOnly() bool { return p.witnessOnly }
 
 // ctxCheckMask sets how often Alloc polls the context (every 2^16 allocations).
 const ctxCheckMask = 1<<16 - 1
@@ -77,6 +100,9 @@ func (p *ProvingAssignment) AllocValue(_ string, value *fr.Element) (Variable, e
 		return 0, err
 	}
 	p.Aux = append(p.Aux, *value)
+	if p.witnessOnly {
+		return AuxVariable(len(p.Aux) - 1), nil
+	}
 	p.AAuxDensity.AddBit()
 	p.BAuxDensity.AddBit()
 	return AuxVariable(len(p.Aux) - 1), nil
@@ -97,12 +123,19 @@ func (p *ProvingAssignment) AllocInputValue(_ string, value *fr.Element) (Variab
 		return 0, err
 	}
 	p.Input = append(p.Input, *value)
+	if p.witnessOnly {
+		return InputVariable(len(p.Input) - 1), nil
+	}
 	p.BInputDensity.AddBit()
 	return InputVariable(len(p.Input) - 1), nil
 }
 
 // Enforce implements ConstraintSystem.
 func (p *ProvingAssignment) Enforce(_ string, a, b, c LinearCombination) {
+	if p.witnessOnly {
+		p.rows++
+		return
+	}
 	p.A = append(p.A, evalTracked(a, p.Input, p.Aux, nil, p.AAuxDensity))
 	p.B = append(p.B, evalTracked(b, p.Input, p.Aux, p.BInputDensity, p.BAuxDensity))
 	p.C = append(p.C, c.Eval(p.Input, p.Aux))
@@ -158,7 +191,17 @@ func evalTracked(lc LinearCombination, inputs, aux []fr.Element, inDens, auxDens
 // bellperson's ProvingAssignment::extend: a, b, c and aux are concatenated, other's inputs after
 // its ONE are appended, and its ONE density bit is OR-ed into input 0. Constraints of other must
 // reference only its own variables.
+//
+// A witness-only p takes only other's values and row count (other must be witness-only too).
 func (p *ProvingAssignment) Extend(other *ProvingAssignment) {
+	if p.witnessOnly {
+		p.rows += other.Shape().NumConstraints
+		p.Aux = append(p.Aux, other.Aux...)
+		if len(other.Input) > 0 {
+			p.Input = append(p.Input, other.Input[1:]...)
+		}
+		return
+	}
 	p.A = append(p.A, other.A...)
 	p.B = append(p.B, other.B...)
 	p.C = append(p.C, other.C...)
@@ -178,22 +221,47 @@ func enforceInputRows(sys ConstraintSystem, numInputs int) {
 	}
 }
 
+// SynthesizeWitness is SynthesizeProving into a witness-only assignment (NewWitnessAssignment):
+// the same inputs and aux in the same order, the rows only counted.
+func SynthesizeWitness(ctx context.Context, circuit Circuit, capacity Shape) (*ProvingAssignment, error) {
+	p := NewWitnessAssignment(capacity)
+	if err := synthesizeInto(ctx, p, circuit); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// WitnessOnly reports whether sys drops the constraints it is given (witness-only synthesis,
+// whose matrices come from a Compiled circuit): gadgets may then skip building the linear
+// combinations that only feed Enforce. Values must still be computed exactly.
+func WitnessOnly(sys ConstraintSystem) bool {
+	w, ok := sys.(interface{ WitnessOnly() bool })
+	return ok && w.WitnessOnly()
+}
+
 // SynthesizeProving runs circuit in witness mode as bellperson's prover does: ONE is allocated
 // as input 0, the circuit synthesizes, then one input_i·0=0 constraint is added per input.
 // capacity (may be zero) presizes the vectors; ctx cancels synthesis between allocations.
 func SynthesizeProving(ctx context.Context, circuit Circuit, capacity Shape) (*ProvingAssignment, error) {
 	p := NewProvingAssignment(capacity)
-	p.ctx = ctx
-	if _, err := p.AllocInputValue("ONE", &oneElement); err != nil {
+	if err := synthesizeInto(ctx, p, circuit); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+func synthesizeInto(ctx context.Context, p *ProvingAssignment, circuit Circuit) error {
+	p.ctx = ctx
+	if _, err := p.AllocInputValue("ONE", &oneElement); err != nil {
+		return err
+	}
 	if err := circuit.Synthesize(p); err != nil {
-		return nil, fmt.Errorf("synthesizing circuit: %w", err)
+		return fmt.Errorf("synthesizing circuit: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("synthesis interrupted: %w", err)
+		return fmt.Errorf("synthesis interrupted: %w", err)
 	}
 	enforceInputRows(p, len(p.Input))
 	p.ctx = nil
-	return p, nil
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -46,6 +47,17 @@ type ProveResult struct {
 	// Timeline is when each step ran (wall clock), preparation and the wait for admission
 	// included: it shows how partitions of different workers overlap.
 	Timeline []StageSpan
+}
+
+// IsKernelSpan reports whether a Timeline span is device work (a kernel step), not the CPU
+// preparation, the wait for admission, an upload or its wait, or the assembly.
+func IsKernelSpan(name string) bool {
+	switch {
+	case name == "prepare (cpu)", name == "wait (admission)", name == "assemble",
+		strings.HasPrefix(name, "upload "), strings.HasPrefix(name, "wait upload "):
+		return false
+	}
+	return true
 }
 
 // StageSpan is one step of a partition on the wall clock.

@@ -16,20 +16,25 @@ func DummyParameters(ctx context.Context, circuit cs.Circuit) (*Parameters, erro
 	if err != nil {
 		return nil, err
 	}
-	shape := sh.Shape()
+	return DummyParametersOf(sh.Shape(), sh.AAuxDensity.Count(), sh.BInputDensity.Count(), sh.BAuxDensity.Count()), nil
+}
+
+// DummyParametersOf is DummyParameters for a circuit of the given shape and density counts
+// (a-aux, b-input, b-aux), known without a blank synthesis (from a compiled circuit, say).
+func DummyParametersOf(shape cs.Shape, aAux, bInput, bAux int) *Parameters {
 	m := shape.DomainSize()
-	nb := sh.BInputDensity.Count() + sh.BAuxDensity.Count()
+	nb := bInput + bAux
 	p := &Parameters{
 		H:   multiplesG1(m-1, 1),
 		L:   multiplesG1(shape.NumAux, 2),
-		A:   multiplesG1(shape.NumInputs+sh.AAuxDensity.Count(), 3),
+		A:   multiplesG1(shape.NumInputs+aAux, 3),
 		BG1: multiplesG1(nb, 4),
 		BG2: multiplesG2(nb, 5),
 	}
 	_, _, g1, g2 := bls.Generators()
 	p.VK = VerifyingKey{Alpha1: g1, Beta1: g1, Beta2: g2, Gamma2: g2, Delta1: g1, Delta2: g2,
 		IC: multiplesG1(shape.NumInputs, 6)}
-	return p, nil
+	return p
 }
 
 // dummyDistinct bounds the distinct points of a dummy vector; longer vectors repeat them, so

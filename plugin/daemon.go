@@ -28,6 +28,9 @@ const JournalFile = "jobs.db"
 // ParamsDir holds generated test-circuit parameters inside the repo.
 const ParamsDir = "params"
 
+// CircuitsDir holds compiled circuits (one file per circuit shape) inside the repo.
+const CircuitsDir = "circuits"
+
 // MinerFile remembers the miner attached with MinerAttach (`snarkd worker connect`), so that a
 // restarted daemon registers again and can deliver the results it still holds.
 const MinerFile = "lotus-miner.json"
@@ -108,8 +111,8 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		backend = prover.CPUBackend{}
 	}
 	params := prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache).
-		WithMemoryLimit(uint64(cfg.Prover.ParameterMemoryLimit))
-	pipe := prover.New(backend, params)
+		WithMemoryLimit(uint64(cfg.Prover.ParameterMemoryLimit)).WithCircuitDir(filepath.Join(opts.Repo, CircuitsDir))
+	pipe := prover.New(backend, params).WithFullSynthesis(cfg.Prover.Synthesis == config.SynthesisFull)
 	log.Infow("Filecoin parameters are read from the parameter directory on first use", "dir", cfg.Prover.ParameterCache,
 		"memory_limit", cfg.Prover.ParameterMemoryLimit)
 	m, err := jobs.Open(j, pipelineRunner{p: pipe}, jobs.Config{

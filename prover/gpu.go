@@ -17,7 +17,13 @@ import (
 type GPUBackend struct {
 	prover *gpu.Prover
 	name   string
+	// observe, when set, is told every partition's result (its stages and timeline).
+	observe func(gpu.ProveResult)
 }
+
+// Observe makes b call fn with every partition it proves (benchmarks read the GPU timeline);
+// call it before the first proof.
+func (b *GPUBackend) Observe(fn func(gpu.ProveResult)) { b.observe = fn }
 
 // NewGPUBackend returns a backend over sched's devices; name is what Status reports ("cuda",
 // or "simulated" for --simulate-gpus).
@@ -65,6 +71,9 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 	})
 	if err != nil {
 		return nil, err
+	}
+	if b.observe != nil {
+		b.observe(res)
 	}
 	NoteDevice(ctx, res.Run.Device) // the job's assigned GPU (cuzk assigned_gpu, Job.GPUs)
 	kv := []any{"job", info.JobID, "kind", info.Kind, "partition", info.Index, "of", info.Partitions,

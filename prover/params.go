@@ -30,6 +30,8 @@ var DevnetParamSeed = []byte("snarkd devnet test-circuit parameters v1")
 // the cache does meanwhile; the next proof loads them again.
 type ParamCache struct {
 	dir string
+	// circuitDir holds compiled circuits (WithCircuitDir; guarded by mu).
+	circuitDir string
 
 	mu      sync.Mutex
 	filDir  string
@@ -60,6 +62,9 @@ type paramEntry struct {
 	loadedAt time.Time
 	lastUse  uint64
 	refs     int
+	// compiled holds the compiled circuits of the set's circuit, by key (ParamCache.Compiled);
+	// their bytes are part of bytes.
+	compiled map[string]*compiledEntry
 }
 
 // ParamMeta says which circuit a parameter set proves.
@@ -266,6 +271,14 @@ func (c *ParamCache) Seal(ctx context.Context, p *prooftypes.SealProof) (*SealPa
 		return nil, err
 	}
 	return e.sp, nil
+}
+
+// PutSeal makes sp the parameters of p's partition circuit, as if loaded from the parameter
+// directory: for benchmarks whose keys are not files (dummy keys of the real size).
+func (c *ParamCache) PutSeal(ctx context.Context, p *prooftypes.SealProof, sp *SealParams) error {
+	meta := ParamMeta{Kind: KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
+	_, _, err := c.get(ctx, p.ParamsFile(), meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
+	return err
 }
 
 func (c *ParamCache) seal(ctx context.Context, p *prooftypes.SealProof) (*paramEntry, bool, error) {

@@ -60,10 +60,18 @@ func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Paramet
 			return nil, nil, nil, &InputError{Field: "Phase1Out", Err: fmt.Errorf("public inputs of partition %d: %w", k, err)}
 		}
 		parts[k] = partition{
-			synthesize: func(ctx context.Context, _ cs.Shape) (*cs.ProvingAssignment, error) {
-				// Synthesize checks every constraint (naming the first unsatisfied one by its
-				// namespace) and that the circuit's inputs are the public inputs.
-				return c.Synthesize(ctx, k, 0)
+			synthesize: func(ctx context.Context, _ cs.Shape, ph *Phases) (*cs.ProvingAssignment, error) {
+				// Both paths check every constraint (full synthesis names the first unsatisfied
+				// one by its namespace) and that the circuit's inputs are the public inputs.
+				return p.synthesize(ctx, sp, ph, compiledSynthesis{
+					key:     c.CompiledKey(),
+					compile: c.Compile,
+					witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+						return c.WitnessOnly(ctx, k, comp, 0)
+					},
+					check: func(pa *cs.ProvingAssignment) error { return c.CheckInputs(k, pa) },
+					full:  func(ctx context.Context) (*cs.ProvingAssignment, error) { return c.Synthesize(ctx, k, 0) },
+				})
 			},
 			inputs: append([]fr.Element(nil), inputs...),
 		}

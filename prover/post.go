@@ -73,8 +73,18 @@ func (p *Pipeline) planPoSt(ctx context.Context, req Request) (*groth16.Paramete
 		return nil, nil, nil, err
 	}
 	parts := []partition{{
-		synthesize: func(ctx context.Context, _ cs.Shape) (*cs.ProvingAssignment, error) {
-			return post.SynthesizeParallel(ctx, part.Circuit, synthesisWorkers())
+		synthesize: func(ctx context.Context, _ cs.Shape, ph *Phases) (*cs.ProvingAssignment, error) {
+			cfg := part.Circuit.Config
+			return p.synthesize(ctx, sp, ph, compiledSynthesis{
+				key:     cfg.CompiledKey(),
+				compile: func(ctx context.Context) (*cs.Compiled, error) { return post.Compile(ctx, cfg) },
+				witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+					return post.WitnessOnly(ctx, part.Circuit, comp, synthesisWorkers())
+				},
+				full: func(ctx context.Context) (*cs.ProvingAssignment, error) {
+					return post.SynthesizeParallel(ctx, part.Circuit, synthesisWorkers())
+				},
+			})
 		},
 		inputs: part.Inputs,
 	}}
@@ -123,8 +133,17 @@ func (p *Pipeline) planUpdate(ctx context.Context, req Request) (*groth16.Parame
 	parts := make([]partition, len(circuits))
 	for k, c := range circuits {
 		parts[k] = partition{
-			synthesize: func(ctx context.Context, _ cs.Shape) (*cs.ProvingAssignment, error) {
-				return update.SynthesizeParallel(ctx, c, synthesisWorkers())
+			synthesize: func(ctx context.Context, _ cs.Shape, ph *Phases) (*cs.ProvingAssignment, error) {
+				return p.synthesize(ctx, sp, ph, compiledSynthesis{
+					key:     ps.CompiledKey(),
+					compile: func(ctx context.Context) (*cs.Compiled, error) { return update.Compile(ctx, ps) },
+					witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+						return update.WitnessOnly(ctx, c, comp, synthesisWorkers())
+					},
+					full: func(ctx context.Context) (*cs.ProvingAssignment, error) {
+						return update.SynthesizeParallel(ctx, c, synthesisWorkers())
+					},
+				})
 			},
 			inputs: inputs[k],
 		}

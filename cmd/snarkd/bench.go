@@ -14,6 +14,7 @@ func benchCommand() *cli.Command {
 		Usage: "measure proving speed on this machine",
 		Subcommands: []*cli.Command{
 			benchProveCommand(),
+			benchC2Command(),
 			benchGPUCommand(),
 		},
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -14,6 +16,8 @@ import (
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
 	"github.com/snarkd/snarkd/filecoin/update"
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/plugin"
 )
 
 func circuitCommand() *cli.Command {
@@ -38,8 +42,76 @@ func circuitCommand() *cli.Command {
 				},
 				Action: circuitInfo,
 			},
+			{
+				Name:  "compile",
+				Usage: "record a circuit's compiled R1CS (what the prover keeps per circuit shape) and store it",
+				Description: "The daemon records each circuit shape's R1CS at its first proof, in the background (that\n" +
+					"proof synthesizes in full meanwhile), and stores it under <repo>/circuits. This does it ahead\n" +
+					"of time and reports its size; a stored file is read back and checked.",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "proof", Required: true, Usage: circuitFlagUsage},
+					&cli.StringFlag{Name: "dir", Usage: "where to store it (default: <repo>/circuits)"},
+					jsonFlag,
+				},
+				Action: circuitCompile,
+			},
 		},
 	}
+}
+
+// compileReport is what `snarkd circuit compile` prints.
+type compileReport struct {
+	Proof        string  `json:"proof"`
+	Key          string  `json:"key"`
+	File         string  `json:"file"`
+	Rows         int     `json:"rows"`
+	Terms        int     `json:"terms"`
+	Coefficients int     `json:"coefficients"`
+	Flat         bool    `json:"flat"`
+	MemoryBytes  uint64  `json:"memory_bytes"`
+	FileBytes    int64   `json:"file_bytes"`
+	CompileSec   float64 `json:"compile_s"`
+	LoadSec      float64 `json:"load_s"`
+}
+
+func circuitCompile(c *cli.Context) error {
+	f, err := parseCircuit(c.String("proof"))
+	if err != nil {
+		return usagef("--proof: %w", err)
+	}
+	dir := c.String("dir")
+	if dir == "" {
+		repo, err := repoPath(c)
+		if err != nil {
+			return err
+		}
+		dir = filepath.Join(repo, plugin.CircuitsDir)
+	}
+	t0 := time.Now()
+	comp, err := f.compile(c.Context)
+	if err != nil {
+		return err
+	}
+	rep := compileReport{Proof: f.Name, Key: comp.Key, File: filepath.Join(dir, comp.Key+".r1cs"), Rows: comp.NumConstraints(),
+		Terms: comp.Terms(), Coefficients: len(comp.Coeffs), Flat: comp.Flat, MemoryBytes: comp.Bytes(), CompileSec: time.Since(t0).Seconds()}
+	if err := comp.Store(rep.File); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if _, err := cs.LoadCompiled(rep.File, comp.Key); err != nil {
+		return fmt.Errorf("reading back %s: %w", rep.File, err)
+	}
+	rep.LoadSec = time.Since(t1).Seconds()
+	if fi, err := os.Stat(rep.File); err == nil {
+		rep.FileBytes = fi.Size()
+	}
+	if c.Bool("json") {
+		return printJSON(c, rep)
+	}
+	fmt.Fprintf(c.App.Writer, "%s: %s\n  %d rows, %d stored terms, %d coefficients%s\n  %s in memory, %s on disk (%s), recorded in %.1fs, read back in %.2fs\n",
+		rep.Proof, rep.Key, rep.Rows, rep.Terms, rep.Coefficients, map[bool]string{true: ", every row stored (blocks differ)", false: ", one block stored"}[rep.Flat],
+		gpu.FormatBytes(rep.MemoryBytes), gpu.FormatBytes(uint64(rep.FileBytes)), rep.File, rep.CompileSec, rep.LoadSec)
+	return nil
 }
 
 func circuitInfo(c *cli.Context) error {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/filecoin/porep/circuit"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
@@ -24,7 +25,21 @@ type filCircuit struct {
 	Seal       *prooftypes.SealProof // PoRep only
 	Blank      func() cs.Circuit     // PoSt and SnapDeals
 	PoSt       *post.Proof           // PoSt only
+	Update     *update.Params        // SnapDeals only
 	Family     string
+}
+
+// compile records the circuit's compiled form (what the prover keeps per circuit shape).
+func (f filCircuit) compile(ctx context.Context) (*cs.Compiled, error) {
+	switch {
+	case f.Seal != nil:
+		return circuit.Compile(ctx, circuit.ConfigOf(f.Seal))
+	case f.PoSt != nil:
+		return post.Compile(ctx, f.PoSt.Config())
+	case f.Update != nil:
+		return update.Compile(ctx, f.Update)
+	}
+	return nil, fmt.Errorf("%s: no compiled form", f.Name)
 }
 
 func sealCircuit(p *prooftypes.SealProof) filCircuit {
@@ -46,7 +61,7 @@ func updateName(ps *update.Params) string {
 func updateCircuit(ps *update.Params) filCircuit {
 	n := updateName(ps)
 	return filCircuit{Name: n, Label: n, Base: ps.ParamFile(), SectorSize: ps.SectorSize(),
-		Blank: func() cs.Circuit { return update.Blank(ps) }, Family: "SnapDeals"}
+		Blank: func() cs.Circuit { return update.Blank(ps) }, Update: ps, Family: "SnapDeals"}
 }
 
 // filCircuits returns one entry per parameter file: PoRep (distinctCircuits), then PoSt and

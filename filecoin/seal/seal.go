@@ -90,18 +90,49 @@ func (c *Commit2) Synthesize(ctx context.Context, k int, workers int) (*cs.Provi
 	if row := circuit.FirstUnsatisfied(pa); row >= 0 {
 		return nil, fmt.Errorf("partition %d: %w", k, circuit.Unsatisfied(circ, row))
 	}
-	want, err := c.PublicInputs(k)
-	if err != nil {
+	if err := c.CheckInputs(k, pa); err != nil {
 		return nil, err
-	}
-	if len(pa.Input) != len(want)+1 {
-		return nil, fmt.Errorf("partition %d: circuit has %d inputs, expected %d", k, len(pa.Input)-1, len(want))
-	}
-	for i := range want {
-		if !pa.Input[i+1].Equal(&want[i]) {
-			return nil, fmt.Errorf("partition %d: circuit input %d differs from the public input", k, i+1)
-		}
 	}
 	log.Debugw("partition synthesized", "proof", c.Proof.Name, "sector", c.SectorNumber, "partition", k, "rows", len(pa.A), "took", time.Since(start))
 	return pa, nil
+}
+
+// Compile records the compiled circuit of this request's partitions (circuit.Compile).
+func (c *Commit2) Compile(ctx context.Context) (*cs.Compiled, error) {
+	return circuit.Compile(ctx, circuit.ConfigOf(c.Proof))
+}
+
+// CompiledKey names the compiled circuit WitnessOnly needs.
+func (c *Commit2) CompiledKey() string { return circuit.ConfigOf(c.Proof).Key() }
+
+// WitnessOnly is partition k's witness-only assignment for comp, the compiled circuit of
+// CompiledKey (circuit.WitnessOnly): comp.Complete finishes it into what Synthesize builds,
+// and CheckInputs and a row check then do what Synthesize checks.
+func (c *Commit2) WitnessOnly(ctx context.Context, k int, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {
+	circ, err := c.Circuit(k)
+	if err != nil {
+		return nil, err
+	}
+	pa, err := circuit.WitnessOnly(ctx, circ, comp, workers)
+	if err != nil {
+		return nil, fmt.Errorf("partition %d: %w", k, err)
+	}
+	return pa, nil
+}
+
+// CheckInputs checks that the circuit's inputs are partition k's public inputs.
+func (c *Commit2) CheckInputs(k int, pa *cs.ProvingAssignment) error {
+	want, err := c.PublicInputs(k)
+	if err != nil {
+		return err
+	}
+	if len(pa.Input) != len(want)+1 {
+		return fmt.Errorf("partition %d: circuit has %d inputs, expected %d", k, len(pa.Input)-1, len(want))
+	}
+	for i := range want {
+		if !pa.Input[i+1].Equal(&want[i]) {
+			return fmt.Errorf("partition %d: circuit input %d differs from the public input", k, i+1)
+		}
+	}
+	return nil
 }

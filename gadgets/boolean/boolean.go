@@ -55,6 +55,10 @@ func Alloc(sys cs.ConstraintSystem, value bool) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("boolean constraint", nil, nil, nil)
+		return AllocatedBit{Var: v, Value: value}, nil
+	}
 	la, lb, _ := lcs(2, 1, 0)
 	sys.Enforce("boolean constraint", la.Add(cs.One).Sub(v), lb.Add(v), nil)
 	return AllocatedBit{Var: v, Value: value}, nil
@@ -66,6 +70,10 @@ func AllocConditionally(sys cs.ConstraintSystem, value bool, mustBeFalse Allocat
 	v, err := allocBit(sys, "boolean", value)
 	if err != nil {
 		return AllocatedBit{}, err
+	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("boolean constraint", nil, nil, nil)
+		return AllocatedBit{Var: v, Value: value}, nil
 	}
 	la, lb, _ := lcs(3, 1, 0)
 	sys.Enforce("boolean constraint", la.Add(cs.One).Sub(mustBeFalse.Var).Sub(v), lb.Add(v), nil)
@@ -79,6 +87,10 @@ func Xor(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("xor constraint", nil, nil, nil)
+		return AllocatedBit{Var: v, Value: val}, nil
+	}
 	la, lb, lc := lcs(1, 1, 3)
 	sys.Enforce("xor constraint", la.Add(a.Var).Add(a.Var), lb.Add(b.Var), lc.Add(a.Var).Add(b.Var).Sub(v))
 	return AllocatedBit{Var: v, Value: val}, nil
@@ -90,6 +102,10 @@ func And(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	v, err := allocBit(sys, "and result", val)
 	if err != nil {
 		return AllocatedBit{}, err
+	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("and constraint", nil, nil, nil)
+		return AllocatedBit{Var: v, Value: val}, nil
 	}
 	la, lb, lc := lcs(1, 1, 1)
 	sys.Enforce("and constraint", la.Add(a.Var), lb.Add(b.Var), lc.Add(v))
@@ -103,6 +119,10 @@ func AndNot(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	if err != nil {
 		return AllocatedBit{}, err
 	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("and not constraint", nil, nil, nil)
+		return AllocatedBit{Var: v, Value: val}, nil
+	}
 	la, lb, lc := lcs(1, 2, 1)
 	sys.Enforce("and not constraint", la.Add(a.Var), lb.Add(cs.One).Sub(b.Var), lc.Add(v))
 	return AllocatedBit{Var: v, Value: val}, nil
@@ -114,6 +134,10 @@ func Nor(sys cs.ConstraintSystem, a, b AllocatedBit) (AllocatedBit, error) {
 	v, err := allocBit(sys, "nor result", val)
 	if err != nil {
 		return AllocatedBit{}, err
+	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("nor constraint", nil, nil, nil)
+		return AllocatedBit{Var: v, Value: val}, nil
 	}
 	la, lb, lc := lcs(2, 2, 1)
 	sys.Enforce("nor constraint", la.Add(cs.One).Sub(a.Var), lb.Add(cs.One).Sub(b.Var), lc.Add(v))
@@ -309,6 +333,10 @@ func Sha256Ch(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 	if err != nil {
 		return Boolean{}, err
 	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("ch computation", nil, nil, nil)
+		return Is(AllocatedBit{Var: ch, Value: val}), nil
+	}
 	la, lb, lc := lcs(3, 2, 3)
 	sys.Enforce("ch computation",
 		c.SubFromLC(b.AddToLC(la, &one)),
@@ -350,6 +378,10 @@ func Sha256Maj(sys cs.ConstraintSystem, a, b, c Boolean) (Boolean, error) {
 	sys.Pop()
 	if err != nil {
 		return Boolean{}, err
+	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("maj computation", nil, nil, nil)
+		return Is(AllocatedBit{Var: maj, Value: val}), nil
 	}
 	two := fr.NewElement(2)
 	la, lb, lc := lcs(4, 2, 3)

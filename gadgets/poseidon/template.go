@@ -224,7 +224,7 @@ func templateFor(c *Constants) (*template, error) {
 
 // replay emits the template into sys for the given preimage.
 func (t *template) replay(sys cs.ConstraintSystem, preimage []num.AllocatedNum) (num.AllocatedNum, error) {
-	witness := sys.WitnessMode()
+	witness, witnessOnly := sys.WitnessMode(), cs.WitnessOnly(sys)
 	vals := make([]fr.Element, t.nLocals)
 	vars := make([]cs.Variable, t.nLocals)
 	arity := ref(t.arity)
@@ -300,6 +300,10 @@ func (t *template) replay(sys cs.ConstraintSystem, preimage []num.AllocatedNum) 
 			}
 			vars[ev.local], vals[ev.local] = x, v
 		case evEnforce:
+			if witnessOnly {
+				sys.Enforce(ev.name, nil, nil, nil)
+				continue
+			}
 			n := len(ev.a) + len(ev.b) + len(ev.c)
 			buf := make(cs.LinearCombination, 0, n)
 			a := build(buf[0:0:len(ev.a)], ev.a)

@@ -25,6 +25,8 @@ type MultiEq struct {
 	ops      int
 	bitsUsed int
 	lhs, rhs *lcbuild.Builder
+	// witnessOnly batches keep only the bookkeeping that places the constraints.
+	witnessOnly bool
 }
 
 // pow2[k] = 2^k and negPow2[k] = −2^k for every exponent a batch can reach.
@@ -72,10 +74,19 @@ func (m *MultiEq) addShifted(b *lcbuild.Builder, ts []shiftedTerm, shift int) {
 
 // NewMultiEq starts a batch on sys; call Flush when the gadget using it ends.
 func NewMultiEq(sys cs.ConstraintSystem) *MultiEq {
+	if cs.WitnessOnly(sys) {
+		return &MultiEq{sys: sys, witnessOnly: true}
+	}
 	return &MultiEq{sys: sys, lhs: lcbuild.New(256), rhs: lcbuild.New(64)}
 }
 
 func (m *MultiEq) accumulate() {
+	if m.witnessOnly {
+		m.sys.Enforce("multieq", nil, nil, nil)
+		m.bitsUsed = 0
+		m.ops++
+		return
+	}
 	m.sys.Enforce(fmt.Sprintf("multieq %d", m.ops), m.lhs.LC(), cs.LCOf(cs.One), m.rhs.LC())
 	m.lhs, m.rhs = lcbuild.New(256), lcbuild.New(64)
 	m.bitsUsed = 0
@@ -85,7 +96,11 @@ func (m *MultiEq) accumulate() {
 // EnforceEqual records lhs = rhs for values of numBits bits, first emitting
 // the pending batch (in the current namespace) if they would not fit.
 func (m *MultiEq) EnforceEqual(numBits int, lhs, rhs cs.LinearCombination) {
-	coeff := pow2[m.reserve(numBits)]
+	shift := m.reserve(numBits)
+	if m.witnessOnly {
+		return
+	}
+	coeff := pow2[shift]
 	for _, lcs := range [2]struct {
 		b  *lcbuild.Builder
 		lc cs.LinearCombination
@@ -264,6 +279,9 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 	if allConst {
 		return Constant(uint32(sum)), nil
 	}
+	if m.witnessOnly {
+		return addManyWitness(sys, m, sum, maxValue)
+	}
 	// Operand terms, 2^j·bit with constants folded into ONE and Not(x)
 	// contributing 2^j·ONE − 2^j·x, exactly as Boolean.lc builds them.
 	lhs := make([]shiftedTerm, 0, 40*len(ops))
@@ -300,5 +318,26 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 	m.addShifted(m.rhs, rhs, shift)
 	r := UInt32{Value: uint32(sum)}
 	copy(r.Bits[:], resultBits[:32])
+	return r, nil
+}
+
+// addManyWitness is AddMany's witness-only path: the same result bits and batch places, no
+// terms.
+func addManyWitness(sys cs.ConstraintSystem, m *MultiEq, sum, maxValue uint64) (UInt32, error) {
+	r := UInt32{Value: uint32(sum)}
+	i := 0
+	for ; maxValue != 0; i++ {
+		sys.PushIndexed("result bit ", i)
+		b, err := boolean.Alloc(sys, sum>>uint(i)&1 == 1)
+		sys.Pop()
+		if err != nil {
+			return UInt32{}, err
+		}
+		if i < 32 {
+			r.Bits[i] = boolean.Is(b)
+		}
+		maxValue >>= 1
+	}
+	m.reserve(i)
 	return r, nil
 }

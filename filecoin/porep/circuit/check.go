@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
@@ -30,37 +28,8 @@ func (e *UnsatisfiedError) Error() string {
 // Unwrap makes errors.Is(err, ErrUnsatisfied) hold.
 func (e *UnsatisfiedError) Unwrap() error { return ErrUnsatisfied }
 
-// FirstUnsatisfied returns the index of the first row with a·b ≠ c, or -1. Rows are checked
-// in parallel chunks.
-func FirstUnsatisfied(pa *cs.ProvingAssignment) int {
-	n := len(pa.A)
-	chunks := runtime.GOMAXPROCS(0)
-	size := max(1<<16, (n+chunks-1)/chunks)
-	first := make([]int, (n+size-1)/size)
-	var wg sync.WaitGroup
-	for k := range first {
-		wg.Add(1)
-		go func(k int) {
-			defer wg.Done()
-			first[k] = -1
-			var t fr.Element
-			for i := k * size; i < min(n, (k+1)*size); i++ {
-				t.Mul(&pa.A[i], &pa.B[i])
-				if !t.Equal(&pa.C[i]) {
-					first[k] = i
-					return
-				}
-			}
-		}(k)
-	}
-	wg.Wait()
-	for _, f := range first {
-		if f >= 0 {
-			return f
-		}
-	}
-	return -1
-}
+// FirstUnsatisfied returns the index of the first row with a·b ≠ c, or -1 (cs.FirstUnsatisfied).
+func FirstUnsatisfied(pa *cs.ProvingAssignment) int { return cs.FirstUnsatisfied(pa) }
 
 // Prove synthesizes the witness circuit into a ProvingAssignment (what the Groth16 prover
 // consumes) and checks every row; an unsatisfied row is reported with its constraint name,

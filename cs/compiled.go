@@ -1,0 +1,576 @@
+package cs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// Compiled is a circuit's R1CS in compact form, recorded once per circuit shape from blank
+// synthesis. With a witness from witness-only synthesis (NewWitnessAssignment), Complete gives
+// exactly the a, b, c and densities that witness-mode synthesis computes, without evaluating a
+// linear combination per proof (and without building those of the gadgets that check
+// WitnessOnly: boolean, u32, Poseidon, which make up most rows of the Filecoin circuits).
+//
+// The circuit is a prefix followed by Blocks blocks of one structure (the challenge blocks of
+// the Filecoin circuits; a plain circuit has none). A block's rows are stored once, with the
+// block's own variables numbered from the block's start, and replayed at every block's offsets.
+// The input_i · 0 = 0 rows that close the system are implied, not stored.
+type Compiled struct {
+	// Key names the shape the matrices were recorded for; a stored copy is refused for another.
+	Key string
+	// Build names the program that recorded it (stored with it; callers may refuse another's).
+	Build string
+	// NumInputs (ONE included) and NumAux are the whole system's counts.
+	NumInputs, NumAux int
+	// PrefixInputs (ONE included), PrefixAux and PrefixRows are the prefix's counts.
+	PrefixInputs, PrefixAux, PrefixRows int
+	// Blocks is the number of blocks; BlockInputs, BlockAux and BlockRows are each block's counts.
+	Blocks, BlockInputs, BlockAux, BlockRows int
+	// Coeffs is the coefficient dictionary: entry 0 is 1 and entry 1 is −1.
+	Coeffs []fr.Element
+	// Prefix holds the prefix's rows, Block one block's rows. A Flat circuit (CompileFlat) holds
+	// every row in Prefix, with absolute variables, and no Block rows.
+	Prefix, Block Section
+	Flat          bool
+
+	densOnce           sync.Once
+	aAux, bInput, bAux *Density
+}
+
+// Section is the A, B and C rows of a prefix or a block.
+type Section struct{ A, B, C Sparse }
+
+// Sparse is one matrix in compressed sparse rows: row k's terms are at [RowStart[k],
+// RowStart[k+1]), each a column (see colAux, colLocal) and a coefficient dictionary index.
+// Terms with a zero coefficient are dropped when recording: they add nothing and set no density.
+type Sparse struct {
+	RowStart []uint32
+	Cols     []uint32
+	Coef     []uint16
+}
+
+// Rows is the number of rows.
+func (s *Sparse) Rows() int {
+	if len(s.RowStart) == 0 {
+		return 0
+	}
+	return len(s.RowStart) - 1
+}
+
+const (
+	colAux   = 1 << 31 // an aux variable (else an input)
+	colLocal = 1 << 30 // a block's own variable, numbered from the block's first
+	colIndex = colLocal - 1
+	// maxCoeffs bounds the dictionary: indices are uint16.
+	maxCoeffs = 1 << 16
+	// maxRows bounds a compiled circuit's rows (BLS12-381's Fr has 2^32 roots of unity).
+	maxRows = 1 << 32
+)
+
+// NumConstraints is the number of rows, the input rows included.
+func (c *Compiled) NumConstraints() int {
+	return c.PrefixRows + c.Blocks*c.BlockRows + c.NumInputs
+}
+
+// Shape returns the system's counts.
+func (c *Compiled) Shape() Shape {
+	return Shape{NumInputs: c.NumInputs, NumAux: c.NumAux, NumConstraints: c.NumConstraints()}
+}
+
+// Terms is the number of stored terms over A, B and C (prefix and one block).
+func (c *Compiled) Terms() int {
+	n := 0
+	for _, s := range []*Section{&c.Prefix, &c.Block} {
+		n += len(s.A.Cols) + len(s.B.Cols) + len(s.C.Cols)
+	}
+	return n
+}
+
+// Bytes is the memory the compiled circuit holds (densities not included).
+func (c *Compiled) Bytes() uint64 {
+	n := uint64(len(c.Coeffs)) * 32
+	for _, s := range []*Section{&c.Prefix, &c.Block} {
+		for _, m := range []*Sparse{&s.A, &s.B, &s.C} {
+			n += uint64(len(m.RowStart))*4 + uint64(len(m.Cols))*4 + uint64(len(m.Coef))*2
+		}
+	}
+	return n
+}
+
+// BlockFunc synthesizes block i of a blocked circuit into sys.
+type BlockFunc func(sys ConstraintSystem, i int) error
+
+// PrefixFunc synthesizes a blocked circuit's prefix into sys and returns the function that
+// synthesizes its blocks (which may read only the prefix's variables).
+type PrefixFunc func(sys ConstraintSystem) (BlockFunc, error)
+
+// ErrBlockStructure reports a block whose rows differ from the first block's: such a circuit
+// cannot be compiled as a prefix and repeated blocks.
+var ErrBlockStructure = errors.New("cs: blocks do not share one structure")
+
+// Compile records a blocked circuit of n blocks in blank mode: ONE, the prefix, block 0 as the
+// template of every block, and the implied input rows. The first check blocks (at least 2 when
+// n ≥ 2, all of them when check ≥ n) are recorded too and compared with the template, so a
+// block whose structure depends on its index is refused with ErrBlockStructure.
+func Compile(ctx context.Context, key string, prefix PrefixFunc, n, check int) (*Compiled, error) {
+	return compile(ctx, key, prefix, n, check, false)
+}
+
+// CompileFlat records a blocked circuit of n blocks whose blocks differ in structure (their
+// index enters as a constant, say): every row is stored, in Prefix, and the block counts only
+// describe the layout witness synthesis follows. Each block must still have block 0's counts.
+func CompileFlat(ctx context.Context, key string, prefix PrefixFunc, n int) (*Compiled, error) {
+	return compile(ctx, key, prefix, n, n, true)
+}
+
+func compile(ctx context.Context, key string, prefix PrefixFunc, n, check int, flat bool) (*Compiled, error) {
+	c := &Compiled{Key: key, Blocks: n, Flat: flat, Coeffs: []fr.Element{oneElement, minusOneElement}}
+	r := &compiler{c: c, ctx: ctx, dict: map[fr.Element]uint16{oneElement: 0, minusOneElement: 1}, sec: &c.Prefix}
+	if _, err := r.AllocInputValue("ONE", nil); err != nil {
+		return nil, err
+	}
+	block, err := prefix(r)
+	if err != nil {
+		return nil, fmt.Errorf("recording circuit prefix: %w", err)
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	c.PrefixInputs, c.PrefixAux, c.PrefixRows = r.inputs, r.aux, c.Prefix.A.Rows()
+	if n > 0 {
+		check = min(max(check, 2), n)
+		for i := 0; i < check; i++ {
+			var sec Section
+			rows := c.Prefix.A.Rows()
+			if flat {
+				r.startBlock(&c.Prefix, i)
+			} else {
+				r.startBlock(&sec, i)
+			}
+			if err := block(r, i); err != nil {
+				return nil, fmt.Errorf("recording block %d: %w", i, err)
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			if flat {
+				rows = c.Prefix.A.Rows() - rows
+			} else {
+				rows = sec.A.Rows()
+			}
+			if i == 0 {
+				c.BlockInputs, c.BlockAux, c.BlockRows = r.blockIn, r.blockAux, rows
+				if !flat {
+					c.Block = sec
+				}
+				continue
+			}
+			if r.blockIn != c.BlockInputs || r.blockAux != c.BlockAux || rows != c.BlockRows {
+				return nil, fmt.Errorf("%w: block %d has %d rows, %d aux and %d inputs, block 0 %d, %d and %d",
+					ErrBlockShape, i, rows, r.blockAux, r.blockIn, c.BlockRows, c.BlockAux, c.BlockInputs)
+			}
+			if !flat && !sec.equal(&c.Block) {
+				return nil, fmt.Errorf("%w: block %d differs from block 0", ErrBlockStructure, i)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("recording interrupted: %w", err)
+	}
+	c.NumInputs = c.PrefixInputs + n*c.BlockInputs
+	c.NumAux = c.PrefixAux + n*c.BlockAux
+	if c.NumInputs > colIndex || c.NumAux > colIndex {
+		return nil, fmt.Errorf("cs: %d inputs and %d aux are too many to compile", c.NumInputs, c.NumAux)
+	}
+	return c, nil
+}
+
+func (s *Section) equal(o *Section) bool {
+	return s.A.equal(&o.A) && s.B.equal(&o.B) && s.C.equal(&o.C)
+}
+
+func (s *Sparse) equal(o *Sparse) bool {
+	if len(s.RowStart) != len(o.RowStart) || len(s.Cols) != len(o.Cols) {
+		return false
+	}
+	for i := range s.RowStart {
+		if s.RowStart[i] != o.RowStart[i] {
+			return false
+		}
+	}
+	for i := range s.Cols {
+		if s.Cols[i] != o.Cols[i] || s.Coef[i] != o.Coef[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// compiler is the blank ConstraintSystem Compile records into.
+type compiler struct {
+	c    *Compiled
+	ctx  context.Context
+	dict map[fr.Element]uint16
+	sec  *Section
+	err  error
+
+	inputs, aux int // prefix counts
+	// Block recording: the block's first aux and input as the gadgets see them, and its counts.
+	// Flat recording numbers block variables absolutely.
+	inBlock           bool
+	baseIn, baseAux   int
+	blockIn, blockAux int
+	allocs            int
+}
+
+func (r *compiler) startBlock(sec *Section, i int) {
+	r.sec, r.inBlock = sec, true
+	// Each recorded block gets its final variables, as witness synthesis would give them.
+	r.baseIn, r.baseAux = r.inputs+i*r.c.BlockInputs, r.aux+i*r.c.BlockAux
+	r.blockIn, r.blockAux = 0, 0
+}
+
+func (r *compiler) AllocValue(string, *fr.Element) (Variable, error) {
+	r.allocs++
+	if r.allocs&ctxCheckMask == 0 {
+		if err := r.ctx.Err(); err != nil {
+			return 0, fmt.Errorf("recording interrupted: %w", err)
+		}
+	}
+	if r.inBlock {
+		r.blockAux++
+		return AuxVariable(r.baseAux + r.blockAux - 1), checkCount("aux", r.baseAux+r.blockAux)
+	}
+	r.aux++
+	return AuxVariable(r.aux - 1), checkCount("aux", r.aux)
+}
+
+func (r *compiler) Alloc(name string, _ ValueFunc) (Variable, error) { return r.AllocValue(name, nil) }
+
+func (r *compiler) AllocInputValue(string, *fr.Element) (Variable, error) {
+	if r.inBlock {
+		r.blockIn++
+		return InputVariable(r.baseIn + r.blockIn - 1), checkCount("input", r.baseIn+r.blockIn)
+	}
+	r.inputs++
+	return InputVariable(r.inputs - 1), checkCount("input", r.inputs)
+}
+
+func (r *compiler) AllocInput(name string, _ ValueFunc) (Variable, error) {
+	return r.AllocInputValue(name, nil)
+}
+
+func (r *compiler) Enforce(_ string, a, b, c LinearCombination) {
+	r.append(&r.sec.A, a)
+	r.append(&r.sec.B, b)
+	r.append(&r.sec.C, c)
+}
+
+func (r *compiler) append(m *Sparse, lc LinearCombination) {
+	if len(m.RowStart) == 0 {
+		m.RowStart = append(m.RowStart, 0)
+	}
+	for i := range lc {
+		t := &lc[i]
+		if t.Coeff.IsZero() {
+			continue
+		}
+		col, ok := r.column(t.Var)
+		if !ok {
+			r.fail(fmt.Errorf("cs: a block reads %v, another block's variable", t.Var))
+			continue
+		}
+		k, ok := r.dict[t.Coeff]
+		if !ok {
+			if len(r.c.Coeffs) == maxCoeffs {
+				r.fail(fmt.Errorf("cs: more than %d distinct coefficients", maxCoeffs))
+				continue
+			}
+			k = uint16(len(r.c.Coeffs))
+			r.dict[t.Coeff] = k
+			r.c.Coeffs = append(r.c.Coeffs, t.Coeff)
+		}
+		m.Cols = append(m.Cols, col)
+		m.Coef = append(m.Coef, k)
+	}
+	if len(m.Cols) > 1<<32-1 {
+		r.fail(errors.New("cs: more than 2^32 terms in one matrix"))
+	}
+	m.RowStart = append(m.RowStart, uint32(len(m.Cols)))
+}
+
+// column encodes v: prefix variables by their index, a block's own relative to its first.
+func (r *compiler) column(v Variable) (uint32, bool) {
+	idx := v.Index()
+	if !r.inBlock {
+		if v.IsInput() {
+			return uint32(idx), idx < r.inputs
+		}
+		return colAux | uint32(idx), idx < r.aux
+	}
+	if r.c.Flat {
+		if v.IsInput() {
+			return uint32(idx), idx < r.inputs || (idx >= r.baseIn && idx < r.baseIn+r.blockIn)
+		}
+		return colAux | uint32(idx), idx < r.aux || (idx >= r.baseAux && idx < r.baseAux+r.blockAux)
+	}
+	if v.IsInput() {
+		if idx < r.inputs {
+			return uint32(idx), true
+		}
+		l := idx - r.baseIn
+		return colLocal | uint32(l), l >= 0 && l < r.blockIn
+	}
+	if idx < r.aux {
+		return colAux | uint32(idx), true
+	}
+	l := idx - r.baseAux
+	return colAux | colLocal | uint32(l), l >= 0 && l < r.blockAux
+}
+
+func (r *compiler) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *compiler) Push(string)             {}
+func (r *compiler) PushIndexed(string, int) {}
+func (r *compiler) Pop()                    {}
+func (r *compiler) WitnessMode() bool       { return false }
+
+// Densities returns the A-aux, B-input and B-aux densities of the whole system with
+// bellperson's rules (computed once; callers must not modify them).
+func (c *Compiled) Densities() (aAux, bInput, bAux *Density) {
+	c.densOnce.Do(func() {
+		aw := make([]uint64, (c.NumAux+63)/64)
+		bw := make([]uint64, (c.NumAux+63)/64)
+		iw := make([]uint64, (c.NumInputs+63)/64)
+		set := func(w []uint64, i int) { w[i/64] |= 1 << (uint(i) % 64) }
+		mark := func(m *Sparse, aux, in []uint64, baseAux, baseIn int) {
+			for _, col := range m.Cols {
+				idx := int(col & colIndex)
+				if col&colLocal != 0 {
+					if col&colAux != 0 {
+						idx += baseAux
+					} else {
+						idx += baseIn
+					}
+				}
+				if col&colAux != 0 {
+					set(aux, idx)
+				} else if in != nil {
+					set(in, idx)
+				}
+			}
+		}
+		mark(&c.Prefix.A, aw, nil, 0, 0)
+		mark(&c.Prefix.B, bw, iw, 0, 0)
+		for i := 0; i < c.Blocks && !c.Flat; i++ {
+			baseAux, baseIn := c.PrefixAux+i*c.BlockAux, c.PrefixInputs+i*c.BlockInputs
+			mark(&c.Block.A, aw, nil, baseAux, baseIn)
+			mark(&c.Block.B, bw, iw, baseAux, baseIn)
+		}
+		c.aAux, c.bInput, c.bAux = DensityFromWords(aw, c.NumAux), DensityFromWords(iw, c.NumInputs), DensityFromWords(bw, c.NumAux)
+	})
+	return c.aAux, c.bInput, c.bAux
+}
+
+// productChunk is the number of rows one work item of Products evaluates.
+const productChunk = 1 << 13
+
+// Products computes a = A·z, b = B·z and c = C·z for z = (inputs, aux) into the first
+// NumConstraints entries of a, b and c, on up to workers goroutines (≤ 0: GOMAXPROCS).
+func (c *Compiled) Products(ctx context.Context, inputs, aux, a, b, cv []fr.Element, workers int) error {
+	n := c.NumConstraints()
+	if len(inputs) != c.NumInputs || len(aux) != c.NumAux {
+		return fmt.Errorf("cs: assignment has %d inputs and %d aux, the compiled circuit %d and %d", len(inputs), len(aux), c.NumInputs, c.NumAux)
+	}
+	if len(a) < n || len(b) < n || len(cv) < n {
+		return fmt.Errorf("cs: product vectors shorter than %d rows", n)
+	}
+	// Work items: prefix chunks, then every block's chunks; the input rows are set here.
+	type item struct{ sec, row, rows, out, baseIn, baseAux int }
+	var items []item
+	prefixRows := c.Prefix.A.Rows() // all rows but the input rows when Flat
+	for r := 0; r < prefixRows; r += productChunk {
+		items = append(items, item{sec: 0, row: r, rows: min(productChunk, prefixRows-r), out: r})
+	}
+	for i := 0; i < c.Blocks && !c.Flat; i++ {
+		base := c.PrefixRows + i*c.BlockRows
+		for r := 0; r < c.BlockRows; r += productChunk {
+			items = append(items, item{sec: 1, row: r, rows: min(productChunk, c.BlockRows-r), out: base + r,
+				baseIn: c.PrefixInputs + i*c.BlockInputs, baseAux: c.PrefixAux + i*c.BlockAux})
+		}
+	}
+	inRows := c.PrefixRows + c.Blocks*c.BlockRows
+	for i := 0; i < c.NumInputs; i++ {
+		a[inRows+i], b[inRows+i], cv[inRows+i] = inputs[i], fr.Element{}, fr.Element{}
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(items) || ctx.Err() != nil {
+					return
+				}
+				it := items[k]
+				sec := &c.Prefix
+				if it.sec == 1 {
+					sec = &c.Block
+				}
+				ev := newEvaluator(c.Coeffs, inputs, aux, it.baseIn, it.baseAux)
+				for r := 0; r < it.rows; r++ {
+					a[it.out+r] = ev.row(&sec.A, it.row+r)
+					b[it.out+r] = ev.row(&sec.B, it.row+r)
+					cv[it.out+r] = ev.row(&sec.C, it.row+r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("products interrupted: %w", err)
+	}
+	return nil
+}
+
+type evaluator struct {
+	coeffs []fr.Element
+	// vecs and base are indexed by a column's aux bit: inputs or aux, and the block's first
+	// input or aux (added to local columns only).
+	vecs [2][]fr.Element
+	base [2]int
+}
+
+func newEvaluator(coeffs, inputs, aux []fr.Element, baseIn, baseAux int) evaluator {
+	return evaluator{coeffs: coeffs, vecs: [2][]fr.Element{inputs, aux}, base: [2]int{baseIn, baseAux}}
+}
+
+// row is ⟨M_r, z⟩. Most witness values of the Filecoin circuits are bits, so values 0 and 1
+// skip the multiplication.
+func (e *evaluator) row(m *Sparse, r int) fr.Element {
+	var acc, t fr.Element
+	lo, hi := m.RowStart[r], m.RowStart[r+1]
+	cols, coef := m.Cols[lo:hi], m.Coef[lo:hi:hi]
+	for j, col := range cols {
+		kind := col >> 31
+		idx := int(col&colIndex) + int(col>>30&1)*e.base[kind]
+		v := &e.vecs[kind][idx]
+		switch k := coef[j]; {
+		case k == 0:
+			acc.Add(&acc, v)
+		case k == 1:
+			acc.Sub(&acc, v)
+		case v.IsZero():
+		case v.IsOne():
+			acc.Add(&acc, &e.coeffs[k])
+		default:
+			t.Mul(&e.coeffs[k], v)
+			acc.Add(&acc, &t)
+		}
+	}
+	return acc
+}
+
+// Complete turns a witness-only assignment of this circuit into a full one: a, b, c from the
+// matrices and the densities of the shape, exactly what witness-mode synthesis would hold.
+func (c *Compiled) Complete(ctx context.Context, pa *ProvingAssignment, workers int) error {
+	if !pa.witnessOnly {
+		return errors.New("cs: Complete needs a witness-only assignment")
+	}
+	if got, want := pa.Shape(), c.Shape(); got != want {
+		return fmt.Errorf("cs: witness has shape %+v, the compiled circuit %+v", got, want)
+	}
+	n := c.NumConstraints()
+	pa.A, pa.B, pa.C = growTo(pa.A[:0], n), growTo(pa.B[:0], n), growTo(pa.C[:0], n)
+	if err := c.Products(ctx, pa.Input, pa.Aux, pa.A, pa.B, pa.C, workers); err != nil {
+		return err
+	}
+	aAux, bIn, bAux := c.Densities()
+	pa.AAuxDensity, pa.BInputDensity, pa.BAuxDensity = aAux.clone(), bIn.clone(), bAux.clone()
+	pa.witnessOnly, pa.rows = false, 0
+	return nil
+}
+
+// WitnessBlocks synthesizes the witness-only assignment of the blocked circuit of n blocks that
+// comp was compiled from: ONE, prefix, then the blocks on up to workers goroutines
+// (SynthesizeBlocks), then the input rows counted. Complete finishes it. A compiled circuit of
+// another block count, and a prefix or block that does not have comp's size, are an
+// ErrBlockShape (a block's as a *BlockError).
+func WitnessBlocks(ctx context.Context, comp *Compiled, prefix PrefixFunc, n, workers int) (*ProvingAssignment, error) {
+	if comp.Blocks != n {
+		return nil, fmt.Errorf("%w: the circuit has %d blocks, the compiled circuit %d", ErrBlockShape, n, comp.Blocks)
+	}
+	pa := NewWitnessAssignment(comp.Shape())
+	pa.ctx = ctx
+	if _, err := pa.AllocInputValue("ONE", &oneElement); err != nil {
+		return nil, err
+	}
+	block, err := prefix(pa)
+	if err != nil {
+		return nil, fmt.Errorf("synthesizing circuit: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("synthesis interrupted: %w", err)
+	}
+	if sh := pa.Shape(); sh.NumConstraints != comp.PrefixRows || sh.NumAux != comp.PrefixAux || sh.NumInputs != comp.PrefixInputs {
+		return nil, fmt.Errorf("%w: prefix of %d rows, %d aux and %d inputs; the compiled circuit's has %d, %d and %d",
+			ErrBlockShape, sh.NumConstraints, sh.NumAux, sh.NumInputs, comp.PrefixRows, comp.PrefixAux, comp.PrefixInputs)
+	}
+	if comp.Blocks > 0 {
+		layout := BlockLayout{Rows: comp.BlockRows, Aux: comp.BlockAux, Inputs: comp.BlockInputs > 0}
+		if err := SynthesizeBlocks(ctx, pa, layout, comp.Blocks, workers, block); err != nil {
+			return nil, err
+		}
+	}
+	enforceInputRows(pa, len(pa.Input))
+	pa.ctx = nil
+	return pa, nil
+}
+
+// FirstUnsatisfied returns the index of the first row of pa with a·b ≠ c, or -1; rows are
+// checked in parallel chunks.
+func FirstUnsatisfied(pa *ProvingAssignment) int {
+	n := len(pa.A)
+	chunks := runtime.GOMAXPROCS(0)
+	size := max(1<<16, (n+chunks-1)/chunks)
+	first := make([]int, (n+size-1)/size)
+	var wg sync.WaitGroup
+	for k := range first {
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			first[k] = -1
+			var t fr.Element
+			for i := k * size; i < min(n, (k+1)*size); i++ {
+				t.Mul(&pa.A[i], &pa.B[i])
+				if !t.Equal(&pa.C[i]) {
+					first[k] = i
+					return
+				}
+			}
+		}(k)
+	}
+	wg.Wait()
+	for _, f := range first {
+		if f >= 0 {
+			return f
+		}
+	}
+	return -1
+}

@@ -1,0 +1,339 @@
+package cs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// mixBlocks is a blocked circuit whose structure is the same in every block (values differ):
+// bits, products, a multi-term sum with large and small coefficients, zero terms, reads of
+// prefix inputs and aux, and (with inputs) a public input per block.
+type mixBlocks struct {
+	n      int
+	inputs bool
+	seed   uint64
+}
+
+func (c mixBlocks) prefix(s ConstraintSystem) (BlockFunc, error) {
+	x, err := s.AllocInputValue("x", ptr(elem(int64(c.seed%97+3))))
+	if err != nil {
+		return nil, err
+	}
+	p := []Variable{x}
+	for k := int64(0); k < 3; k++ {
+		v, err := s.AllocValue("p", ptr(elem(int64(c.seed%13)+k)))
+		if err != nil {
+			return nil, err
+		}
+		p = append(p, v)
+	}
+	var big fr.Element
+	big.SetString("0x1234567890abcdef1234567890abcdef1234567890abcdef")
+	s.Enforce("p", NewLC(0).AddTerm(&big, p[1]).AddCoeff(3, p[2]), LCOf(One), NewLC(0).AddTerm(&big, p[1]).AddCoeff(3, p[2]))
+	return func(s ConstraintSystem, i int) error { return c.block(s, p, i) }, nil
+}
+
+func (c mixBlocks) block(s ConstraintSystem, p []Variable, i int) error {
+	rng := rand.New(rand.NewPCG(c.seed, uint64(i)))
+	var sum LinearCombination
+	val := int64(0)
+	for k := 0; k < 8; k++ {
+		bit := int64(rng.IntN(2))
+		v, err := s.AllocValue("bit", ptr(elem(bit)))
+		if err != nil {
+			return err
+		}
+		s.Enforce("boolean", NewLC(0).Add(One).Sub(v), LCOf(v), nil)
+		sum = sum.AddCoeff(1<<k, v)
+		val += bit << k
+	}
+	packed, err := s.Alloc("packed", func() (fr.Element, error) { return elem(val), nil })
+	if err != nil {
+		return err
+	}
+	s.Enforce("pack", sum, LCOf(One), LCOf(packed))
+	in := One
+	if c.inputs {
+		if in, err = s.AllocInputValue("in", ptr(elem(val))); err != nil {
+			return err
+		}
+		s.Enforce("in", LCOf(in), LCOf(One), LCOf(packed))
+	}
+	// prod = packed · x, with a zero term and prefix aux reads in B.
+	xv := elem(int64(c.seed%97 + 3))
+	var prod fr.Element
+	prod.Mul(ptr(elem(val)), &xv)
+	pv, err := s.AllocValue("prod", &prod)
+	if err != nil {
+		return err
+	}
+	s.Enforce("prod", LCOf(packed), NewLC(0).Add(p[0]).AddCoeff(0, p[2]), LCOf(pv))
+	s.Enforce("prefix", NewLC(0).Add(p[3]).Sub(p[3]), NewLC(0).Add(p[1]).Add(in), nil)
+	return nil
+}
+
+func (c mixBlocks) Synthesize(s ConstraintSystem) error {
+	block, err := c.prefix(s)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < c.n; i++ {
+		if err := block(s, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// witness synthesizes c witness-only, blocks in parallel as the Filecoin circuits do.
+func (c mixBlocks) witness(t *testing.T, comp *Compiled) *ProvingAssignment {
+	t.Helper()
+	ctx := context.Background()
+	pa := NewWitnessAssignment(Shape{})
+	if _, err := pa.AllocInputValue("ONE", &oneElement); err != nil {
+		t.Fatal(err)
+	}
+	block, err := c.prefix(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := BlockLayout{Rows: comp.BlockRows, Aux: comp.BlockAux, Inputs: c.inputs}
+	if err := SynthesizeBlocks(ctx, pa, layout, c.n, 3, block); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pa.Input {
+		pa.Enforce("", LCOf(InputVariable(i)), nil, nil)
+	}
+	if err := comp.Complete(ctx, pa, 2); err != nil {
+		t.Fatal(err)
+	}
+	return pa
+}
+
+func equalAssignments(t *testing.T, got, want *ProvingAssignment) {
+	t.Helper()
+	for name, p := range map[string][2][]fr.Element{"a": {got.A, want.A}, "b": {got.B, want.B}, "c": {got.C, want.C}, "input": {got.Input, want.Input}, "aux": {got.Aux, want.Aux}} {
+		if !slices.Equal(p[0], p[1]) {
+			t.Fatalf("%s differs (%d vs %d entries)", name, len(p[0]), len(p[1]))
+		}
+	}
+	for name, d := range map[string][2]*Density{"a aux": {got.AAuxDensity, want.AAuxDensity}, "b input": {got.BInputDensity, want.BInputDensity}, "b aux": {got.BAuxDensity, want.BAuxDensity}} {
+		if d[0].Len() != d[1].Len() || d[0].Count() != d[1].Count() || !slices.Equal(d[0].Words(), d[1].Words()) {
+			t.Fatalf("%s density differs: %d/%d vs %d/%d", name, d[0].Count(), d[0].Len(), d[1].Count(), d[1].Len())
+		}
+	}
+}
+
+// Witness-only synthesis completed from the compiled matrices equals witness-mode synthesis.
+func TestCompiledMatchesProving(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		c      mixBlocks
+		checkN int
+	}{
+		{"no blocks", mixBlocks{n: 0, seed: 1}, 0},
+		{"one block", mixBlocks{n: 1, seed: 2}, 0},
+		{"blocks", mixBlocks{n: 7, seed: 3}, 0},
+		{"blocks with inputs", mixBlocks{n: 9, inputs: true, seed: 4}, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			comp, err := Compile(ctx, "test/mix", tc.c.prefix, tc.c.n, tc.checkN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := SynthesizeProving(ctx, tc.c, Shape{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if comp.Shape() != want.Shape() {
+				t.Fatalf("compiled shape %+v, synthesis %+v", comp.Shape(), want.Shape())
+			}
+			equalAssignments(t, tc.c.witness(t, comp), want)
+
+			// Plain witness-only synthesis (no blocks run in parallel) completes the same way.
+			pa, err := SynthesizeWitness(ctx, tc.c, Shape{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !WitnessOnly(pa) || pa.Shape() != want.Shape() || len(pa.A) != 0 {
+				t.Fatalf("witness-only assignment: shape %+v, %d rows kept", pa.Shape(), len(pa.A))
+			}
+			if err := comp.Complete(ctx, pa, 0); err != nil {
+				t.Fatal(err)
+			}
+			equalAssignments(t, pa, want)
+
+			// The densities equal those of the recorded R1CS.
+			r, err := RecordR1CS(ctx, tc.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ra, rbi, rba := r.Densities()
+			ca, cbi, cba := comp.Densities()
+			if !slices.Equal(ra.Words(), ca.Words()) || !slices.Equal(rbi.Words(), cbi.Words()) || !slices.Equal(rba.Words(), cba.Words()) {
+				t.Fatal("densities differ from the recorded R1CS's")
+			}
+		})
+	}
+}
+
+func TestCompiledBlocksOfDifferentStructure(t *testing.T) {
+	c := toyBlocks{n: 4, extra: -1}
+	prefix := func(s ConstraintSystem) (BlockFunc, error) {
+		pre, err := c.prefix(s)
+		return func(s ConstraintSystem, i int) error { return c.block(s, pre, i) }, err
+	}
+	ctx := context.Background()
+	if _, err := Compile(ctx, "toy", prefix, c.n, 0); !errors.Is(err, ErrBlockStructure) {
+		t.Fatalf("blocks whose rows depend on their index: %v", err)
+	}
+
+	// Such a circuit compiles flat, and witness-only synthesis completes to full synthesis's.
+	comp, err := CompileFlat(ctx, "toy", prefix, c.n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comp.Block.A.Cols) != 0 || !comp.Flat {
+		t.Fatal("a flat circuit kept a block template")
+	}
+	path := filepath.Join(t.TempDir(), "toy.r1cs")
+	if err := comp.Store(path); err != nil {
+		t.Fatal(err)
+	}
+	if comp, err = LoadCompiled(path, "toy"); err != nil {
+		t.Fatal(err)
+	}
+	want, err := SynthesizeProving(ctx, c, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := WitnessBlocks(ctx, comp, prefix, c.n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := comp.Complete(ctx, pa, 2); err != nil {
+		t.Fatal(err)
+	}
+	equalAssignments(t, pa, want)
+
+	// A block with a row more than block 0 is refused, flat or not.
+	bad := toyBlocks{n: 3, extra: 1}
+	badPrefix := func(s ConstraintSystem) (BlockFunc, error) {
+		pre, err := bad.prefix(s)
+		return func(s ConstraintSystem, i int) error { return bad.block(s, pre, i) }, err
+	}
+	if _, err := CompileFlat(ctx, "toy", badPrefix, bad.n); !errors.Is(err, ErrBlockShape) {
+		t.Fatalf("a block of another size: %v", err)
+	}
+}
+
+func TestCompleteRefusesWrongShape(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 3, seed: 5}
+	comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := SynthesizeWitness(ctx, mixBlocks{n: 2, seed: 5}, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := comp.Complete(ctx, other, 0); err == nil {
+		t.Fatal("a witness of another shape was completed")
+	}
+	full, err := SynthesizeProving(ctx, c, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := comp.Complete(ctx, full, 0); err == nil {
+		t.Fatal("a full assignment was completed")
+	}
+}
+
+func TestCompiledStoreLoad(t *testing.T) {
+	ctx := context.Background()
+	var path string
+	for _, c := range []mixBlocks{{n: 0, seed: 10}, {n: 1, seed: 11}, {n: 5, inputs: true, seed: 6}} {
+		comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path = filepath.Join(t.TempDir(), "mix.r1cs")
+		if err := comp.Store(path); err != nil {
+			t.Fatal(err)
+		}
+		back, err := LoadCompiled(path, "test/mix")
+		if err != nil {
+			t.Fatalf("%d blocks: %v", c.n, err)
+		}
+		want, err := SynthesizeProving(ctx, c, Shape{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalAssignments(t, c.witness(t, back), want)
+	}
+
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(t *testing.T, data []byte, key string) {
+		t.Helper()
+		p := filepath.Join(t.TempDir(), "bad.r1cs")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCompiled(p, key)
+		var fe *CompiledFileError
+		if !errors.As(err, &fe) || !errors.Is(err, ErrCompiledFile) || fe.Path != p {
+			t.Fatalf("want a CompiledFileError naming %s, got %v", p, err)
+		}
+	}
+	t.Run("another shape", func(t *testing.T) { refused(t, good, "test/other") })
+	t.Run("empty", func(t *testing.T) { refused(t, nil, "test/mix") })
+	for _, n := range []int{1, 20, len(good) / 2, len(good) - 1} {
+		refused(t, good[:n], "test/mix")
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for k := 0; k < 64; k++ {
+		bad := bytes.Clone(good)
+		bad[rng.IntN(len(bad))] ^= byte(1 + rng.IntN(255))
+		refused(t, bad, "test/mix")
+	}
+	t.Run("extended", func(t *testing.T) { refused(t, append(bytes.Clone(good), 0), "test/mix") })
+}
+
+// FuzzReadCompiled: any bytes are refused or give a circuit whose products stay in range.
+func FuzzReadCompiled(f *testing.F) {
+	c := mixBlocks{n: 2, inputs: true, seed: 8}
+	comp, err := Compile(context.Background(), "k", c.prefix, c.n, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := comp.WriteTo(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ReadCompiled(bytes.NewReader(data), int64(len(data)), "fuzz", "k")
+		if err != nil {
+			return
+		}
+		in, aux := make([]fr.Element, got.NumInputs), make([]fr.Element, got.NumAux)
+		n := got.NumConstraints()
+		a, b, cv := make([]fr.Element, n), make([]fr.Element, n), make([]fr.Element, n)
+		if err := got.Products(context.Background(), in, aux, a, b, cv, 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
