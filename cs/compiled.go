@@ -497,7 +497,16 @@ func (c *Compiled) Complete(ctx context.Context, pa *ProvingAssignment, workers 
 		return fmt.Errorf("cs: witness has shape %+v, the compiled circuit %+v", got, want)
 	}
 	n := c.NumConstraints()
-	pa.A, pa.B, pa.C = growTo(pa.A[:0], n), growTo(pa.B[:0], n), growTo(pa.C[:0], n)
+	// Room for the FFT domain, so that the prover pads a, b and c to it in place rather than
+	// copying each into a vector of the domain's size.
+	m := c.Shape().DomainSize()
+	for _, v := range []*[]fr.Element{&pa.A, &pa.B, &pa.C} {
+		if cap(*v) < m {
+			*v = make([]fr.Element, n, m)
+		} else {
+			*v = (*v)[:n]
+		}
+	}
 	if err := c.Products(ctx, pa.Input, pa.Aux, pa.A, pa.B, pa.C, workers); err != nil {
 		return err
 	}

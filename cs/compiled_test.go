@@ -171,6 +171,9 @@ func TestCompiledMatchesProving(t *testing.T) {
 				t.Fatal(err)
 			}
 			equalAssignments(t, pa, want)
+			if m := want.Shape().DomainSize(); cap(pa.A) < m || cap(pa.B) < m || cap(pa.C) < m {
+				t.Fatalf("a, b, c have room for %d, %d, %d entries; the prover pads them to %d", cap(pa.A), cap(pa.B), cap(pa.C), m)
+			}
 
 			// The densities equal those of the recorded R1CS.
 			r, err := RecordR1CS(ctx, tc.c)
