@@ -38,9 +38,22 @@ type Compiled struct {
 	// every row in Prefix, with absolute variables, and no Block rows.
 	Prefix, Block Section
 	Flat          bool
+	// Moved are block terms that read another prefix variable in every block (a per-block value
+	// the prefix computed, such as a challenge); they are kept out of Block's rows.
+	Moved []Moved
 
 	densOnce           sync.Once
 	aAux, bInput, bAux *Density
+}
+
+// Moved is a term of every block's row Row of matrix Matrix (0 A, 1 B, 2 C) with coefficient
+// Coef that reads, in block i, the prefix variable Cols[i] (Sparse's column encoding, never
+// local; all of one kind).
+type Moved struct {
+	Matrix uint8
+	Row    uint32
+	Coef   uint16
+	Cols   []uint32
 }
 
 // Section is the A, B and C rows of a prefix or a block.
@@ -83,9 +96,9 @@ func (c *Compiled) Shape() Shape {
 	return Shape{NumInputs: c.NumInputs, NumAux: c.NumAux, NumConstraints: c.NumConstraints()}
 }
 
-// Terms is the number of stored terms over A, B and C (prefix and one block).
+// Terms is the number of stored terms over A, B and C (prefix and one block, moved terms included).
 func (c *Compiled) Terms() int {
-	n := 0
+	n := len(c.Moved)
 	for _, s := range []*Section{&c.Prefix, &c.Block} {
 		n += len(s.A.Cols) + len(s.B.Cols) + len(s.C.Cols)
 	}
@@ -95,6 +108,9 @@ func (c *Compiled) Terms() int {
 // Bytes is the memory the compiled circuit holds (densities not included).
 func (c *Compiled) Bytes() uint64 {
 	n := uint64(len(c.Coeffs)) * 32
+	for _, mv := range c.Moved {
+		n += 12 + uint64(len(mv.Cols))*4
+	}
 	for _, s := range []*Section{&c.Prefix, &c.Block} {
 		for _, m := range []*Sparse{&s.A, &s.B, &s.C} {
 			n += uint64(len(m.RowStart))*4 + uint64(len(m.Cols))*4 + uint64(len(m.Coef))*2
@@ -116,8 +132,10 @@ var ErrBlockStructure = errors.New("cs: blocks do not share one structure")
 
 // Compile records a blocked circuit of n blocks in blank mode: ONE, the prefix, block 0 as the
 // template of every block, and the implied input rows. The first check blocks (at least 2 when
-// n ≥ 2, all of them when check ≥ n) are recorded too and compared with the template, so a
-// block whose structure depends on its index is refused with ErrBlockStructure.
+// n ≥ 2) and the last are recorded too and compared with the template, so a block whose
+// structure depends on its index is refused with ErrBlockStructure. Terms where block 1 reads
+// another prefix variable than block 0 (and otherwise agrees) become Moved terms; every block is
+// then recorded, to learn its prefix reads.
 func Compile(ctx context.Context, key string, prefix PrefixFunc, n, check int) (*Compiled, error) {
 	return compile(ctx, key, prefix, n, check, false)
 }
@@ -145,7 +163,17 @@ func compile(ctx context.Context, key string, prefix PrefixFunc, n, check int, f
 	c.PrefixInputs, c.PrefixAux, c.PrefixRows = r.inputs, r.aux, c.Prefix.A.Rows()
 	if n > 0 {
 		check = min(max(check, 2), n)
-		for i := 0; i < check; i++ {
+		var block0 Section
+		var movedAt []termRef // block 0's terms that read another prefix variable in block 1
+		for i := 0; i < n; i++ {
+			// Blocks past check are recorded only when some of block 1's prefix reads moved
+			// (every block's columns are needed), and the last block always, as a check.
+			if !flat && i >= check && len(movedAt) == 0 && i != n-1 {
+				continue
+			}
+			if flat && i >= check {
+				break
+			}
 			var sec Section
 			rows := c.Prefix.A.Rows()
 			if flat {
@@ -166,18 +194,32 @@ func compile(ctx context.Context, key string, prefix PrefixFunc, n, check int, f
 			}
 			if i == 0 {
 				c.BlockInputs, c.BlockAux, c.BlockRows = r.blockIn, r.blockAux, rows
-				if !flat {
-					c.Block = sec
-				}
+				block0 = sec
 				continue
 			}
 			if r.blockIn != c.BlockInputs || r.blockAux != c.BlockAux || rows != c.BlockRows {
 				return nil, fmt.Errorf("%w: block %d has %d rows, %d aux and %d inputs, block 0 %d, %d and %d",
 					ErrBlockShape, i, rows, r.blockAux, r.blockIn, c.BlockRows, c.BlockAux, c.BlockInputs)
 			}
-			if !flat && !sec.equal(&c.Block) {
+			if flat {
+				continue
+			}
+			if i == 1 {
+				movedAt = movedTerms(&block0, &sec)
+				for _, t := range movedAt {
+					m := block0.matrix(t.matrix)
+					c.Moved = append(c.Moved, Moved{Matrix: uint8(t.matrix), Row: uint32(t.row), Coef: m.Coef[t.term], Cols: make([]uint32, n)})
+				}
+			}
+			if !blockMatches(&block0, &sec, movedAt, c.Moved, i) {
 				return nil, fmt.Errorf("%w: block %d differs from block 0", ErrBlockStructure, i)
 			}
+		}
+		if !flat {
+			for k, t := range movedAt {
+				c.Moved[k].Cols[0] = block0.matrix(t.matrix).Cols[t.term]
+			}
+			c.Block = withoutTerms(&block0, movedAt)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -191,25 +233,101 @@ func compile(ctx context.Context, key string, prefix PrefixFunc, n, check int, f
 	return c, nil
 }
 
-func (s *Section) equal(o *Section) bool {
-	return s.A.equal(&o.A) && s.B.equal(&o.B) && s.C.equal(&o.C)
+// termRef is one term of a block section: its matrix, row and index.
+type termRef struct{ matrix, row, term int }
+
+// movedTerms lists the terms where block 1 reads another prefix variable (of the same kind,
+// with the same coefficient) than block 0 at the same place. Rows that differ otherwise are
+// left for blockMatches to refuse.
+func movedTerms(b0, b1 *Section) []termRef {
+	var out []termRef
+	for k := 0; k < 3; k++ {
+		m0, m1 := b0.matrix(k), b1.matrix(k)
+		if len(m0.Cols) != len(m1.Cols) || len(m0.RowStart) != len(m1.RowStart) {
+			continue
+		}
+		row := 0
+		for t := range m0.Cols {
+			for int(m0.RowStart[row+1]) <= t {
+				row++
+			}
+			c0, c1 := m0.Cols[t], m1.Cols[t]
+			if c0 != c1 && c0&colLocal == 0 && c1&colLocal == 0 && c0&colAux == c1&colAux && m0.Coef[t] == m1.Coef[t] {
+				out = append(out, termRef{k, row, t})
+			}
+		}
+	}
+	return out
 }
 
-func (s *Sparse) equal(o *Sparse) bool {
-	if len(s.RowStart) != len(o.RowStart) || len(s.Cols) != len(o.Cols) {
-		return false
-	}
-	for i := range s.RowStart {
-		if s.RowStart[i] != o.RowStart[i] {
+// blockMatches reports whether block i's rows are block 0's but for the moved terms, which must
+// read prefix variables of block 0's kind; it records their columns in moved[k].Cols[i].
+func blockMatches(b0, bi *Section, movedAt []termRef, moved []Moved, i int) bool {
+	k := 0
+	for m := 0; m < 3; m++ {
+		m0, mi := b0.matrix(m), bi.matrix(m)
+		if len(m0.Cols) != len(mi.Cols) || len(m0.RowStart) != len(mi.RowStart) {
 			return false
 		}
-	}
-	for i := range s.Cols {
-		if s.Cols[i] != o.Cols[i] || s.Coef[i] != o.Coef[i] {
-			return false
+		for r := range m0.RowStart {
+			if m0.RowStart[r] != mi.RowStart[r] {
+				return false
+			}
+		}
+		for t := range m0.Cols {
+			if mi.Coef[t] != m0.Coef[t] {
+				return false
+			}
+			if k < len(movedAt) && movedAt[k].matrix == m && movedAt[k].term == t {
+				c := mi.Cols[t]
+				if c&colLocal != 0 || c&colAux != m0.Cols[t]&colAux {
+					return false
+				}
+				moved[k].Cols[i] = c
+				k++
+				continue
+			}
+			if mi.Cols[t] != m0.Cols[t] {
+				return false
+			}
 		}
 	}
-	return true
+	return k == len(movedAt)
+}
+
+// withoutTerms returns b0's rows without the listed terms (in matrix and term order).
+func withoutTerms(b0 *Section, drop []termRef) Section {
+	if len(drop) == 0 {
+		return *b0
+	}
+	var out Section
+	k := 0
+	for m := 0; m < 3; m++ {
+		src, dst := b0.matrix(m), out.matrix(m)
+		dst.RowStart = make([]uint32, 1, len(src.RowStart))
+		for r := 0; r+1 < len(src.RowStart); r++ {
+			for t := int(src.RowStart[r]); t < int(src.RowStart[r+1]); t++ {
+				if k < len(drop) && drop[k].matrix == m && drop[k].term == t {
+					k++
+					continue
+				}
+				dst.Cols = append(dst.Cols, src.Cols[t])
+				dst.Coef = append(dst.Coef, src.Coef[t])
+			}
+			dst.RowStart = append(dst.RowStart, uint32(len(dst.Cols)))
+		}
+	}
+	return out
+}
+
+func (s *Section) matrix(k int) *Sparse {
+	switch k {
+	case 0:
+		return &s.A
+	case 1:
+		return &s.B
+	}
+	return &s.C
 }
 
 // compiler is the blank ConstraintSystem Compile records into.
@@ -376,6 +494,18 @@ func (c *Compiled) Densities() (aAux, bInput, bAux *Density) {
 			baseAux, baseIn := c.PrefixAux+i*c.BlockAux, c.PrefixInputs+i*c.BlockInputs
 			mark(&c.Block.A, aw, nil, baseAux, baseIn)
 			mark(&c.Block.B, bw, iw, baseAux, baseIn)
+			for _, mv := range c.Moved {
+				col := mv.Cols[i]
+				idx := int(col & colIndex)
+				switch {
+				case mv.Matrix == 0 && col&colAux != 0:
+					set(aw, idx)
+				case mv.Matrix == 1 && col&colAux != 0:
+					set(bw, idx)
+				case mv.Matrix == 1:
+					set(iw, idx)
+				}
+			}
 		}
 		c.aAux, c.bInput, c.bAux = DensityFromWords(aw, c.NumAux), DensityFromWords(iw, c.NumInputs), DensityFromWords(bw, c.NumAux)
 	})
@@ -446,7 +576,47 @@ func (c *Compiled) Products(ctx context.Context, inputs, aux, a, b, cv []fr.Elem
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("products interrupted: %w", err)
 	}
+	if len(c.Moved) > 0 && !c.Flat {
+		c.addMoved(inputs, aux, [3][]fr.Element{a, b, cv}, workers)
+	}
 	return nil
+}
+
+// addMoved adds every block's moved terms to its rows, blocks on up to workers goroutines (each
+// block's rows are its own).
+func (c *Compiled) addMoved(inputs, aux []fr.Element, out [3][]fr.Element, workers int) {
+	vecs := [2][]fr.Element{inputs, aux}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, c.Blocks); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var t fr.Element
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= c.Blocks {
+					return
+				}
+				base := c.PrefixRows + i*c.BlockRows
+				for _, mv := range c.Moved {
+					col := mv.Cols[i]
+					v := &vecs[col>>31][col&colIndex]
+					dst := &out[mv.Matrix][base+int(mv.Row)]
+					switch mv.Coef {
+					case 0:
+						dst.Add(dst, v)
+					case 1:
+						dst.Sub(dst, v)
+					default:
+						t.Mul(&c.Coeffs[mv.Coef], v)
+						dst.Add(dst, &t)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 type evaluator struct {

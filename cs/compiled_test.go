@@ -20,6 +20,8 @@ type mixBlocks struct {
 	n      int
 	inputs bool
 	seed   uint64
+	// moving blocks also read a prefix variable that depends on the block index.
+	moving bool
 }
 
 func (c mixBlocks) prefix(s ConstraintSystem) (BlockFunc, error) {
@@ -77,6 +79,11 @@ func (c mixBlocks) block(s ConstraintSystem, p []Variable, i int) error {
 	}
 	s.Enforce("prod", LCOf(packed), NewLC(0).Add(p[0]).AddCoeff(0, p[2]), LCOf(pv))
 	s.Enforce("prefix", NewLC(0).Add(p[3]).Sub(p[3]), NewLC(0).Add(p[1]).Add(in), nil)
+	if c.moving {
+		q := p[1+(i*i)%3]
+		s.Enforce("moving a", NewLC(0).AddCoeff(5, q).Add(packed), LCOf(One), NewLC(0).AddCoeff(5, q).Add(packed))
+		s.Enforce("moving b", LCOf(One), LCOf(q), LCOf(q))
+	}
 	return nil
 }
 
@@ -143,6 +150,7 @@ func TestCompiledMatchesProving(t *testing.T) {
 		{"one block", mixBlocks{n: 1, seed: 2}, 0},
 		{"blocks", mixBlocks{n: 7, seed: 3}, 0},
 		{"blocks with inputs", mixBlocks{n: 9, inputs: true, seed: 4}, 9},
+		{"blocks reading moving prefix variables", mixBlocks{n: 9, inputs: true, seed: 12, moving: true}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -156,6 +164,9 @@ func TestCompiledMatchesProving(t *testing.T) {
 			}
 			if comp.Shape() != want.Shape() {
 				t.Fatalf("compiled shape %+v, synthesis %+v", comp.Shape(), want.Shape())
+			}
+			if (len(comp.Moved) > 0) != tc.c.moving {
+				t.Fatalf("%d moved terms", len(comp.Moved))
 			}
 			equalAssignments(t, tc.c.witness(t, comp), want)
 
@@ -265,7 +276,7 @@ func TestCompleteRefusesWrongShape(t *testing.T) {
 func TestCompiledStoreLoad(t *testing.T) {
 	ctx := context.Background()
 	var path string
-	for _, c := range []mixBlocks{{n: 0, seed: 10}, {n: 1, seed: 11}, {n: 5, inputs: true, seed: 6}} {
+	for _, c := range []mixBlocks{{n: 0, seed: 10}, {n: 1, seed: 11}, {n: 5, inputs: true, seed: 6}, {n: 6, seed: 13, moving: true}} {
 		comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
 		if err != nil {
 			t.Fatal(err)

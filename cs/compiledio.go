@@ -87,6 +87,15 @@ func (c *Compiled) WriteTo(w io.Writer) (int64, error) {
 			bw.Write(buf)
 		}
 	}
+	putU64(uint64(len(c.Moved)))
+	for _, mv := range c.Moved {
+		for _, v := range []uint32{uint32(mv.Matrix), mv.Row, uint32(mv.Coef)} {
+			bw.Write(binary.LittleEndian.AppendUint32(nil, v))
+		}
+		for _, col := range mv.Cols {
+			bw.Write(binary.LittleEndian.AppendUint32(nil, col))
+		}
+	}
 	if err := bw.Flush(); err != nil {
 		return cw.n, err
 	}
@@ -235,6 +244,27 @@ func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) 
 			return nil, bad("matrix %d truncated", k)
 		}
 	}
+	nm, err := u64()
+	if err != nil || int64(nm)*(12+4*int64(c.Blocks)) > rd.left {
+		return nil, bad("bad moved-term count")
+	}
+	if nm > 0 {
+		c.Moved = make([]Moved, nm)
+	}
+	for i := range c.Moved {
+		v, err := rd.u32s(3)
+		if err != nil {
+			return nil, bad("truncated moved terms")
+		}
+		if v[0] > 2 || v[2] >= maxCoeffs {
+			return nil, bad("moved term %d out of range", i)
+		}
+		cols, err := rd.u32s(c.Blocks)
+		if err != nil {
+			return nil, bad("truncated moved terms")
+		}
+		c.Moved[i] = Moved{Matrix: uint8(v[0]), Row: v[1], Coef: uint16(v[2]), Cols: cols}
+	}
 	if rd.left != 0 {
 		return nil, bad("%d bytes of trailing data", rd.left)
 	}
@@ -254,6 +284,23 @@ func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) 
 // validate checks every row start and column of c against its counts, so that Products can
 // never index outside an assignment of c's shape.
 func (c *Compiled) validate() error {
+	if len(c.Moved) > 0 && (c.Flat || c.Blocks == 0) {
+		return errors.New("moved terms without blocks")
+	}
+	for i, mv := range c.Moved {
+		if int(mv.Row) >= c.BlockRows || int(mv.Coef) >= len(c.Coeffs) || len(mv.Cols) != c.Blocks {
+			return fmt.Errorf("moved term %d out of range", i)
+		}
+		for _, col := range mv.Cols {
+			limit := c.PrefixInputs
+			if col&colAux != 0 {
+				limit = c.PrefixAux
+			}
+			if col&colLocal != 0 || int(col&colIndex) >= limit {
+				return fmt.Errorf("moved term %d reads a variable out of range", i)
+			}
+		}
+	}
 	for k, m := range c.matrices() {
 		block := k >= 3
 		if len(m.RowStart) > 0 && m.RowStart[0] != 0 {

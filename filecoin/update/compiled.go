@@ -18,11 +18,14 @@ func (p *Params) CompiledKey() string {
 	return fmt.Sprintf("update-v%d-nodes%d-challenges%d-partitions%d-apex%d-poseidon%t", compiledVersion, p.SectorNodes, p.ChallengeCount, p.PartitionCount, p.ApexLeafCount, p.Poseidon)
 }
 
-// Compile records p's partition circuit once in blank mode. Its challenge blocks derive their
-// challenge from the block index, a constant in their rows, so every row is kept
-// (cs.CompileFlat) rather than one block's.
+// Compile records p's partition circuit once in blank mode: the prefix and one challenge block
+// (cs.Compile), each block reading its own challenge's variables from the prefix (strides).
+// Should the blocks differ otherwise, every row is kept (cs.CompileFlat).
 func Compile(ctx context.Context, p *Params) (*cs.Compiled, error) {
-	comp, err := cs.CompileFlat(ctx, p.CompiledKey(), Blank(p).blocked, p.ChallengeCount)
+	comp, err := cs.Compile(ctx, p.CompiledKey(), Blank(p).blocked, p.ChallengeCount, 2)
+	if errors.Is(err, cs.ErrBlockStructure) {
+		comp, err = cs.CompileFlat(ctx, p.CompiledKey(), Blank(p).blocked, p.ChallengeCount)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("compiling %s: %w", p.CompiledKey(), err)
 	}

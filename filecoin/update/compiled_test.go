@@ -2,12 +2,16 @@ package update
 
 import (
 	"context"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/filecoin/prooftypes"
 )
 
 // Witness-only synthesis completed from the compiled circuit equals full synthesis, for both
@@ -59,5 +63,47 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 		if _, err := SynthesizeWitness(ctx, c, comp, 2); err == nil {
 			t.Fatal("a compiled circuit of other parameters was used")
 		}
+	}
+}
+
+// A production-shape (32 GiB) partition completed from its compiled circuit, whose blocks read
+// their challenges from the prefix (moved terms), satisfies every row. SNARKD_HEAVY_TESTS=1:
+// about 14 GB of memory.
+func TestSynthesizeWitnessProductionShape(t *testing.T) {
+	if os.Getenv("SNARKD_HEAVY_TESTS") == "" {
+		t.Skip("81M-row witness; SNARKD_HEAVY_TESTS=1")
+	}
+	ctx := context.Background()
+	p, err := FromSectorSize(prooftypes.SectorSize32GiB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := Compile(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.Flat || len(comp.Moved) == 0 {
+		t.Fatalf("flat %v, %d moved terms: want one block template with moved prefix reads", comp.Flat, len(comp.Moved))
+	}
+	e, err := Synthetic(p, p.HDefault(), 64, rand.NewChaCha8([32]byte{3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.PartitionProof(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := p.Partition(b, e.Inputs(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	pa, err := SynthesizeWitness(ctx, c, comp, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d rows, %d moved terms: witness and products in %v", len(pa.A), len(comp.Moved), time.Since(t0))
+	if row := cs.FirstUnsatisfied(pa); row >= 0 {
+		t.Fatalf("row %d not satisfied", row)
 	}
 }
