@@ -104,6 +104,9 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	}
 	j, err := journal.Open(filepath.Join(opts.Repo, JournalFile))
 	if err != nil {
+		if errors.As(err, new(*journal.CorruptError)) {
+			return nil, fmt.Errorf("%w; the daemon does not start on a damaged journal: `snarkd journal check --repo %s` lists the damage, `snarkd journal repair --repo %s` salvages every readable job into a fresh journal and keeps the damaged file", err, opts.Repo, opts.Repo)
+		}
 		return nil, err
 	}
 	backend := opts.Backend

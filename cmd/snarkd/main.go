@@ -55,6 +55,7 @@ func newApp() *cli.App {
 			devicesCommand(),
 			benchCommand(),
 			paramsCommand(),
+			journalCommand(),
 			circuitCommand(),
 			demoCommand(),
 		},

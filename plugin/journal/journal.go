@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
+	logging "github.com/ipfs/go-log/v2"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -20,6 +21,8 @@ var (
 	bucketProofs   = []byte("proofs")   // job ID -> proof bytes
 	bucketReqIDs   = []byte("reqids")   // request ID -> job ID
 )
+
+var log = logging.Logger("snarkd/journal")
 
 // Record is a job's metadata as stored.
 type Record struct {
@@ -36,26 +39,52 @@ type Journal struct {
 // ErrNotFound is returned for an unknown job ID.
 var ErrNotFound = errors.New("job not in journal")
 
-// Open opens or creates the journal file. Another process holding it makes Open fail after
-// a short wait instead of blocking forever.
+// Open opens or creates the journal file. It first checks the whole file (Check): a damaged
+// journal gives *CorruptError and stays untouched, as does a missing or empty file in a repo that
+// had a journal (its marker, MarkerPath, exists). Another process holding the file makes Open
+// fail with ErrInUse after a short wait instead of blocking forever.
 func Open(path string) (*Journal, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	rep, err := Check(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening job journal %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketJobs, bucketRequests, bucketProofs, bucketReqIDs} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
+	if !rep.Intact() {
+		return nil, &CorruptError{Path: path, Problems: rep.Problems}
+	}
+	var db *bolt.DB
+	err = protect(func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+		return err
 	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		err = ErrInUse
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening job journal %s: %w", path, err)
+	}
+	err = protect(func() error { return db.Update(createBuckets) })
+	if err == nil {
+		err = writeMarker(path)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("initialising job journal %s: %w", path, err)
 	}
+	if rep.Exists {
+		log.Infow("job journal checked", "file", path, "jobs", rep.Jobs, "bytes", rep.Size)
+	} else {
+		log.Infow("created a new job journal", "file", path, "marker", MarkerPath(path))
+	}
 	return &Journal{db: db}, nil
+}
+
+func createBuckets(tx *bolt.Tx) error {
+	for _, b := range [][]byte{bucketJobs, bucketRequests, bucketProofs, bucketReqIDs} {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the file.
