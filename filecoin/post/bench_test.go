@@ -46,4 +46,19 @@ func BenchmarkWinningPoSt32GiBSynthesis(b *testing.B) {
 			}
 		}
 	})
+	comp, err := Compile(ctx, part.Circuit.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("compiled", func(b *testing.B) {
+		for b.Loop() {
+			pa, err := WitnessOnly(ctx, part.Circuit, comp, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := comp.Complete(ctx, pa, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
