@@ -183,7 +183,19 @@ type API struct {
 	ListenAddress string `toml:"ListenAddress" env:"SNARKD_API_LISTEN"`
 	// MaxRequestBytes bounds one JSON-RPC request; a 64 GiB C1 output is about 100 MB of JSON.
 	MaxRequestBytes Bytes `toml:"MaxRequestBytes" env:"SNARKD_API_MAX_REQUEST_BYTES"`
+	// MaxReadRequestBytes bounds one request that carries no token granting write (no token,
+	// or a read token): reads need kilobytes.
+	MaxReadRequestBytes Bytes `toml:"MaxReadRequestBytes" env:"SNARKD_API_MAX_READ_REQUEST_BYTES"`
+	// MaxConcurrentRequests bounds the request bodies larger than MaxReadRequestBytes that
+	// are read and decoded at once.
+	MaxConcurrentRequests int `toml:"MaxConcurrentRequests" env:"SNARKD_API_MAX_CONCURRENT_REQUESTS"`
 }
+
+// DefaultMaxReadRequestBytes is API.MaxReadRequestBytes's default.
+const DefaultMaxReadRequestBytes = 64 << 10
+
+// DefaultMaxConcurrentRequests is API.MaxConcurrentRequests's default.
+const DefaultMaxConcurrentRequests = 4
 
 // Log configures go-log/v2.
 type Log struct {
@@ -222,7 +234,8 @@ const DefaultParameterCache = "/var/tmp/filecoin-proof-parameters"
 // Default returns the built-in configuration used when no file or override says otherwise.
 func Default() Config {
 	return Config{
-		API:    API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20},
+		API: API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20,
+			MaxReadRequestBytes: DefaultMaxReadRequestBytes, MaxConcurrentRequests: DefaultMaxConcurrentRequests},
 		Log:    Log{Level: "info", Format: "text"},
 		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache, Synthesis: SynthesisCompiled},
 		Jobs:   Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour)},
@@ -280,6 +293,13 @@ func (c Config) Validate() error {
 	}
 	if c.API.MaxRequestBytes < 1<<20 {
 		return fmt.Errorf("API.MaxRequestBytes %d: must be at least 1 MiB", c.API.MaxRequestBytes)
+	}
+	if c.API.MaxReadRequestBytes < 4<<10 || c.API.MaxReadRequestBytes > c.API.MaxRequestBytes {
+		return fmt.Errorf("API.MaxReadRequestBytes %s: want at least 4KiB and at most API.MaxRequestBytes (%s)",
+			c.API.MaxReadRequestBytes, c.API.MaxRequestBytes)
+	}
+	if c.API.MaxConcurrentRequests < 1 || c.API.MaxConcurrentRequests > 1024 {
+		return fmt.Errorf("API.MaxConcurrentRequests %d: want 1..1024", c.API.MaxConcurrentRequests)
 	}
 	switch strings.ToLower(c.Log.Level) {
 	case "debug", "info", "warn", "error", "dpanic", "panic", "fatal":

@@ -8,9 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net"
 	"net/http"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/filecoin-project/go-jsonrpc"
@@ -44,19 +50,26 @@ type Handlers struct {
 type Server struct {
 	cfg     config.Config
 	handler http.Handler
+	gate    *gate
 }
 
 // New builds the HTTP handler. Every method is wrapped in a permission check (tags in rpcapi);
-// requests without a token get read permission only, as in Lotus.
+// requests without a token get read permission only, as in Lotus. Before any body is read the
+// token is checked (from the Authorization header; from the URL's token parameter only for
+// GETs, which carry no body), the body is bounded (API.MaxReadRequestBytes without a token
+// granting write, API.MaxRequestBytes with one) and it takes one of the slots for bodies being
+// read and decoded (API.MaxConcurrentRequests for large ones).
 func New(cfg config.Config, h Handlers) *Server {
 	max := int64(cfg.API.MaxRequestBytes)
 	rpc := jsonrpc.NewServer(jsonrpc.WithMaxRequestSize(max), jsonrpc.WithServerErrors(rpcapi.RPCErrors))
 	var ps rpcapi.ProverStruct
 	auth.Permissioned(h.Prover, &ps.Internal)
+	releaseOnCall(&ps.Internal)
 	rpc.Register(rpcapi.ProverNamespace, &ps)
 	if h.Worker != nil {
 		var ws rpcapi.WorkerStruct
 		auth.Permissioned(h.Worker, &ws.Internal)
+		releaseOnCall(&ws.Internal)
 		rpc.Register(rpcapi.WorkerNamespace, &ws)
 	}
 	verify := h.Verify
@@ -65,70 +78,408 @@ func New(cfg config.Config, h Handlers) *Server {
 			return nil, errors.New("this server accepts no tokens")
 		}
 	}
-	authed := func(next http.Handler) http.Handler {
-		return &gjauth.Handler{Verify: verify, Next: next.ServeHTTP}
-	}
+	g := newGate(cfg.API, verify)
 	mux := http.NewServeMux()
-	mux.Handle(RPCPath, requireJSON(authed(limitBody(max, rpc))))
+	mux.Handle(RPCPath, g.rpc(rpc))
 	if h.Metrics != nil {
-		mux.Handle("/metrics", authed(requirePerm(rpcapi.PermRead, h.Metrics)))
+		mux.Handle("/metrics", g.get(requirePerm(rpcapi.PermRead, h.Metrics)))
 	}
 	if h.Status != nil {
-		mux.Handle("/status", authed(requirePerm(rpcapi.PermRead, h.Status)))
+		mux.Handle("/status", g.get(requirePerm(rpcapi.PermRead, h.Status)))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return &Server{cfg: cfg, handler: mux}
+	return &Server{cfg: cfg, handler: mux, gate: g}
 }
 
-// limitBody answers a request whose declared size exceeds max at once, with 413 and a JSON-RPC
-// error naming the limit, without reading the body. Requests of unknown length are bounded by
-// go-jsonrpc's own limit.
-func limitBody(max int64, next http.Handler) http.Handler {
+// Bounds on request bodies that are not configurable.
+const (
+	// maxSmallBodies bounds the request bodies of at most API.MaxReadRequestBytes read and
+	// decoded at once (256 × 64 KiB by default).
+	maxSmallBodies = 256
+	// slotWait is how long a request waits for a body slot before it is answered 503: long
+	// enough for a burst of C2 requests from a lotus-miner to go through one after another
+	// (a waiting request holds no body in memory).
+	slotWait = 30 * time.Second
+	// retryAfter is the Retry-After of that answer, in seconds.
+	retryAfter = "5"
+)
+
+// JSON-RPC error codes of the answers the gate gives itself.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeServerBusy     = -32000
+)
+
+// gate checks the token and bounds a request's body before anything reads it.
+type gate struct {
+	verify   func(ctx context.Context, token string) ([]rpcapi.Permission, error)
+	maxRead  int64 // bodies without a token granting write
+	maxWrite int64 // bodies with one
+	small    chan struct{}
+	large    chan struct{}
+	wait     time.Duration
+}
+
+func newGate(api config.API, verify func(context.Context, string) ([]rpcapi.Permission, error)) *gate {
+	return &gate{
+		verify:   verify,
+		maxRead:  int64(api.MaxReadRequestBytes),
+		maxWrite: int64(api.MaxRequestBytes),
+		small:    make(chan struct{}, maxSmallBodies),
+		large:    make(chan struct{}, api.MaxConcurrentRequests),
+		wait:     slotWait,
+	}
+}
+
+// refusal is an answer given instead of serving a request.
+type refusal struct {
+	status int
+	code   int
+	msg    string
+}
+
+// authenticate returns r's context with the permissions of its token, or the refusal of a bad
+// one. The token comes from the Authorization header, or with allowQuery (GETs: websocket
+// connections and scrapes, which carry no body) from the URL's token parameter; a request
+// body is never parsed for it.
+func (g *gate) authenticate(r *http.Request, allowQuery bool) (context.Context, *refusal) {
+	ctx := r.Context()
+	hdr := r.Header.Get("Authorization")
+	if hdr == "" {
+		if q := r.URL.Query().Get("token"); q != "" {
+			if !allowQuery {
+				return nil, &refusal{http.StatusUnauthorized, codeInvalidRequest, fmt.Sprintf("a token in the URL is "+
+					"accepted only on GET (websocket) requests; send %s requests the header Authorization: Bearer <token>", r.Method)}
+			}
+			hdr = "Bearer " + q
+		}
+	}
+	if hdr == "" {
+		return ctx, nil
+	}
+	tok, ok := strings.CutPrefix(hdr, "Bearer ")
+	if !ok {
+		log.Warnw("refused request: Authorization header without Bearer prefix", "remote", r.RemoteAddr)
+		return nil, &refusal{http.StatusUnauthorized, codeInvalidRequest, `Authorization header: want "Bearer <token>"`}
+	}
+	perms, err := g.verify(ctx, tok)
+	if err != nil {
+		log.Warnw("refused request: token does not verify", "remote", r.RemoteAddr, "error", err)
+		return nil, &refusal{http.StatusUnauthorized, codeInvalidRequest, "invalid API token"}
+	}
+	return gjauth.WithPerm(ctx, perms), nil
+}
+
+// get serves GET and HEAD requests of a plain HTTP route with the token's permissions.
+func (g *gate) get(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > max {
-			log.Warnw("refused oversize request", "bytes", r.ContentLength, "max", max, "remote", r.RemoteAddr)
-			w.Header().Set("Content-Type", "application/json")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, fmt.Sprintf("method %s not allowed; use GET", r.Method), http.StatusMethodNotAllowed)
+			return
+		}
+		ctx, ref := g.authenticate(r, true)
+		if ref != nil {
+			http.Error(w, ref.msg, ref.status)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// rpc fronts the JSON-RPC server: it refuses other methods and form bodies, checks the token,
+// refuses a declared body over the caller's limit at once (413), bounds an undeclared one as
+// it is read (413 when it goes over), waits up to slotWait for a body slot (503 with
+// Retry-After when none frees) and answers JSON type errors in params with the typed
+// bad-request error. Websocket connections (GET with Connection: upgrade) pass after the
+// token check.
+func (g *gate) rpc(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost && r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET, POST")
+			refuse(w, nil, &refusal{http.StatusMethodNotAllowed, codeInvalidRequest, fmt.Sprintf("method %s: JSON-RPC "+
+				"requests are POSTs (websocket connections GETs)", r.Method)})
+			return
+		}
+		if ref := formBody(r); ref != nil {
+			refuse(w, nil, ref)
+			return
+		}
+		ctx, ref := g.authenticate(r, r.Method == http.MethodGet)
+		if ref != nil {
+			refuse(w, nil, ref)
+			return
+		}
+		r = r.WithContext(ctx)
+		if r.Method == http.MethodGet && headerHas(r.Header, "Connection", "upgrade") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		limit, setting := g.maxRead, "API.MaxReadRequestBytes"
+		if auth.HasPerm(ctx, rpcapi.PermWrite) {
+			limit, setting = g.maxWrite, "API.MaxRequestBytes"
+		}
+		if r.ContentLength > limit {
+			log.Warnw("refused oversize request", "bytes", r.ContentLength, "max", limit, "setting", setting, "remote", r.RemoteAddr)
 			w.Header().Set("Connection", "close")
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			_ = json.NewEncoder(w).Encode(map[string]interface{}{
-				"jsonrpc": "2.0", "id": nil,
-				"error": map[string]interface{}{
-					"code":    -32700,
-					"message": fmt.Sprintf("request of %d bytes is bigger than the maximum %d allowed (API.MaxRequestBytes)", r.ContentLength, max),
-				},
+			refuse(w, nil, &refusal{http.StatusRequestEntityTooLarge, codeParseError,
+				fmt.Sprintf("request of %d bytes is bigger than the maximum %d allowed (%s)%s", r.ContentLength, limit, setting, limitHint(setting))})
+			return
+		}
+		pool, what := g.small, fmt.Sprintf("%d request bodies of at most %d bytes", cap(g.small), g.maxRead)
+		if limit > g.maxRead && (r.ContentLength < 0 || r.ContentLength > g.maxRead) {
+			pool, what = g.large, fmt.Sprintf("%d request bodies over %d bytes (API.MaxConcurrentRequests)", cap(g.large), g.maxRead)
+		}
+		if !g.acquire(ctx, pool) {
+			log.Warnw("refused request: no body slot free", "slots", what, "remote", r.RemoteAddr)
+			w.Header().Set("Retry-After", retryAfter)
+			w.Header().Set("Connection", "close")
+			refuse(w, nil, &refusal{http.StatusServiceUnavailable, codeServerBusy,
+				fmt.Sprintf("server busy: %s are being read and decoded; retry after %ss", what, retryAfter)})
+			return
+		}
+		var once sync.Once
+		release := func() { once.Do(func() { <-pool }) }
+		defer release()
+		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
+		r.Body = body
+		r = r.WithContext(context.WithValue(ctx, releaseKey{}, release))
+		rw := &rpcWriter{ResponseWriter: w}
+		next.ServeHTTP(rw, r)
+		if body.over.Load() {
+			log.Warnw("refused oversize request", "max", limit, "setting", setting, "remote", r.RemoteAddr)
+		}
+		rw.finish(body.over.Load(), fmt.Sprintf("request is bigger than the maximum %d bytes allowed (%s)%s", limit, setting, limitHint(setting)))
+	})
+}
+
+// limitHint tells a caller over the read limit how to get the larger one.
+func limitHint(setting string) string {
+	if setting == "API.MaxReadRequestBytes" {
+		return " without a token granting write; send Authorization: Bearer <token>"
+	}
+	return ""
+}
+
+// acquire takes a slot of pool, waiting up to g.wait.
+func (g *gate) acquire(ctx context.Context, pool chan struct{}) bool {
+	select {
+	case pool <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(g.wait)
+	defer t.Stop()
+	select {
+	case pool <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// releaseKey carries, in a request's context, the function that frees its body slot.
+type releaseKey struct{}
+
+// releaseOnCall wraps every function field of methods (an rpcapi *Methods struct) so that the
+// request's body slot is freed when the method starts: the body has been read and its params
+// decoded by then, and a method that blocks (Await, Prove) must not hold a slot.
+func releaseOnCall(methods interface{}) {
+	rv := reflect.ValueOf(methods).Elem()
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Field(i)
+		inner := reflect.ValueOf(f.Interface())
+		ft := f.Type()
+		f.Set(reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
+			if ctx, ok := args[0].Interface().(context.Context); ok && ctx != nil {
+				if release, ok := ctx.Value(releaseKey{}).(func()); ok {
+					release()
+				}
+			}
+			if ft.IsVariadic() {
+				return inner.CallSlice(args)
+			}
+			return inner.Call(args)
+		}))
+	}
+}
+
+// limitedBody records that the body went over its http.MaxBytesReader limit.
+type limitedBody struct {
+	io.ReadCloser
+	over atomic.Bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var mbe *http.MaxBytesError
+	if err != nil && errors.As(err, &mbe) {
+		b.over.Store(true)
+	}
+	return n, err
+}
+
+// maxHeldAnswer bounds the error answer rpcWriter holds back: go-jsonrpc's are one line.
+const maxHeldAnswer = 64 << 10
+
+// rpcWriter holds back an error answer of go-jsonrpc (status 400 or 500, written before any
+// body) so that finish can replace the ones that say too little.
+type rpcWriter struct {
+	http.ResponseWriter
+	status  int
+	held    []byte
+	holding bool
+	started bool
+}
+
+func (w *rpcWriter) WriteHeader(code int) {
+	if w.started || w.holding {
+		return
+	}
+	if code >= 400 {
+		w.holding, w.status = true, code
+		return
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rpcWriter) Write(p []byte) (int, error) {
+	if w.holding {
+		if len(w.held)+len(p) <= maxHeldAnswer {
+			w.held = append(w.held, p...)
+			return len(p), nil
+		}
+		w.pass()
+	}
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *rpcWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// pass sends the held answer as it was.
+func (w *rpcWriter) pass() {
+	w.holding, w.started = false, true
+	w.ResponseWriter.WriteHeader(w.status)
+	_, _ = w.ResponseWriter.Write(w.held)
+	w.held = nil
+}
+
+// finish sends the held answer: 413 with tooLarge when the body went over its limit, the
+// typed bad-request error for params that do not decode into the method's types, and
+// otherwise go-jsonrpc's own.
+func (w *rpcWriter) finish(over bool, tooLarge string) {
+	if !w.holding {
+		return
+	}
+	var ans struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(w.held, &ans) != nil {
+		ans.Error = nil
+	}
+	switch {
+	case over:
+		w.holding = false
+		w.Header().Set("Connection", "close")
+		refuse(w.ResponseWriter, ans.ID, &refusal{http.StatusRequestEntityTooLarge, codeParseError, tooLarge})
+	case ans.Error != nil && ans.Error.Code == codeParseError:
+		if e := paramError(ans.Error.Message); e != nil {
+			w.holding = false
+			writeAnswer(w.ResponseWriter, http.StatusBadRequest, ans.ID, map[string]interface{}{
+				"code": rpcapi.CodeBadRequest, "message": e.Error(), "meta": e,
 			})
 			return
 		}
-		next.ServeHTTP(w, r)
-	})
+		w.pass()
+	default:
+		w.pass()
+	}
 }
 
-// requireJSON refuses HTTP JSON-RPC requests sent as an HTML form (curl -d without a
-// Content-Type header sends application/x-www-form-urlencoded): the token handler would parse
-// the body as form fields and JSON-RPC would see an empty request. The answer names the header.
-func requireJSON(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-			if ct == "application/x-www-form-urlencoded" || ct == "multipart/form-data" {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnsupportedMediaType)
-				_ = json.NewEncoder(w).Encode(map[string]interface{}{
-					"jsonrpc": "2.0", "id": nil,
-					"error": map[string]interface{}{
-						"code": -32600,
-						"message": fmt.Sprintf("Content-Type %s: JSON-RPC requests are JSON; send the header "+
-							"Content-Type: application/json (curl: -H 'Content-Type: application/json')", ct),
-					},
-				})
-				return
+var (
+	// go-jsonrpc's message for params that do not decode into the method's parameter types.
+	paramsErrRe = regexp.MustCompile(`(?s)^unmarshaling params for '([^']*)' \(param: \*?([^)]*)\): (.*)$`)
+	// encoding/json's *UnmarshalTypeError.
+	typeErrRe = regexp.MustCompile(`(?s)^(?:json: )?cannot unmarshal (.+?) into Go (?:struct field (\S+)|value) of type (.+)$`)
+)
+
+// paramError turns go-jsonrpc's parse error for undecodable params into the typed bad-request
+// error naming the field and the types, or returns nil for other parse errors.
+func paramError(msg string) *rpcapi.ErrBadRequest {
+	if strings.HasPrefix(msg, "unmarshaling param array") {
+		return &rpcapi.ErrBadRequest{Field: "params", Reason: "want a JSON array of the method's parameters"}
+	}
+	m := paramsErrRe.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	method, typ, cause := m[1], m[2], m[3]
+	t := typeErrRe.FindStringSubmatch(cause)
+	if t == nil {
+		return &rpcapi.ErrBadRequest{Field: "params", Reason: fmt.Sprintf("%s (%s): %s", method, typ, strings.TrimPrefix(cause, "json: "))}
+	}
+	got := strings.TrimPrefix(t[1], "JSON ")
+	if t[2] == "" {
+		return &rpcapi.ErrBadRequest{Field: "params", Reason: fmt.Sprintf("%s takes %s: got a JSON %s, want %s", method, typ, got, t[3])}
+	}
+	field := t[2]
+	if _, rest, ok := strings.Cut(field, "."); ok {
+		field = rest // drop the name of the struct type holding the field
+	}
+	return &rpcapi.ErrBadRequest{Field: field, Reason: fmt.Sprintf("got a JSON %s, want %s", got, t[3])}
+}
+
+// refuse answers with a JSON-RPC error of its own.
+func refuse(w http.ResponseWriter, id json.RawMessage, ref *refusal) {
+	writeAnswer(w, ref.status, id, map[string]interface{}{"code": ref.code, "message": ref.msg})
+}
+
+func writeAnswer(w http.ResponseWriter, status int, id json.RawMessage, rpcErr map[string]interface{}) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]interface{}{"jsonrpc": "2.0", "id": id, "error": rpcErr})
+}
+
+// formBody refuses HTTP JSON-RPC requests sent as an HTML form (curl -d without a
+// Content-Type header sends application/x-www-form-urlencoded), naming the header to send.
+func formBody(r *http.Request) *refusal {
+	if r.Method != http.MethodPost {
+		return nil
+	}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "application/x-www-form-urlencoded" && ct != "multipart/form-data" {
+		return nil
+	}
+	return &refusal{http.StatusUnsupportedMediaType, codeInvalidRequest, fmt.Sprintf("Content-Type %s: JSON-RPC requests "+
+		"are JSON; send the header Content-Type: application/json (curl: -H 'Content-Type: application/json')", ct)}
+}
+
+// headerHas reports whether the comma-separated header key lists token (case-insensitively).
+func headerHas(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
 			}
 		}
-		next.ServeHTTP(w, r)
-	})
+	}
+	return false
 }
 
 func requirePerm(p rpcapi.Permission, next http.Handler) http.Handler {
