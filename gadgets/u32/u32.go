@@ -279,8 +279,26 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 	if allConst {
 		return Constant(uint32(sum)), nil
 	}
+	// The full sum's bits, "result bit i"; a witness-only batch needs only their places.
+	var bits [36]boolean.AllocatedBit // 10 operands of 32 bits sum to at most 36 bits
+	n := 0
+	for ; maxValue != 0; n++ {
+		sys.PushIndexed("result bit ", n)
+		b, err := boolean.Alloc(sys, sum>>uint(n)&1 == 1)
+		sys.Pop()
+		if err != nil {
+			return UInt32{}, err
+		}
+		bits[n] = b
+		maxValue >>= 1
+	}
+	r := UInt32{Value: uint32(sum)}
+	for i := range r.Bits {
+		r.Bits[i] = boolean.Is(bits[i])
+	}
+	shift := m.reserve(n)
 	if m.witnessOnly {
-		return addManyWitness(sys, m, sum, maxValue)
+		return r, nil
 	}
 	// Operand terms, 2^j·bit with constants folded into ONE and Not(x)
 	// contributing 2^j·ONE − 2^j·x, exactly as Boolean.lc builds them.
@@ -299,45 +317,11 @@ func AddMany(sys cs.ConstraintSystem, m *MultiEq, ops []UInt32) (UInt32, error) 
 			}
 		}
 	}
-	var resultBits []boolean.Boolean
-	rhs := make([]shiftedTerm, 0, 36)
-	i := 0
-	for ; maxValue != 0; i++ {
-		sys.PushIndexed("result bit ", i)
-		b, err := boolean.Alloc(sys, sum>>uint(i)&1 == 1)
-		sys.Pop()
-		if err != nil {
-			return UInt32{}, err
-		}
-		rhs = append(rhs, shiftedTerm{v: b.Var, exp: uint16(i)})
-		resultBits = append(resultBits, boolean.Is(b))
-		maxValue >>= 1
+	rhs := make([]shiftedTerm, n)
+	for i := range rhs {
+		rhs[i] = shiftedTerm{v: bits[i].Var, exp: uint16(i)}
 	}
-	shift := m.reserve(i)
 	m.addShifted(m.lhs, lhs, shift)
 	m.addShifted(m.rhs, rhs, shift)
-	r := UInt32{Value: uint32(sum)}
-	copy(r.Bits[:], resultBits[:32])
-	return r, nil
-}
-
-// addManyWitness is AddMany's witness-only path: the same result bits and batch places, no
-// terms.
-func addManyWitness(sys cs.ConstraintSystem, m *MultiEq, sum, maxValue uint64) (UInt32, error) {
-	r := UInt32{Value: uint32(sum)}
-	i := 0
-	for ; maxValue != 0; i++ {
-		sys.PushIndexed("result bit ", i)
-		b, err := boolean.Alloc(sys, sum>>uint(i)&1 == 1)
-		sys.Pop()
-		if err != nil {
-			return UInt32{}, err
-		}
-		if i < 32 {
-			r.Bits[i] = boolean.Is(b)
-		}
-		maxValue >>= 1
-	}
-	m.reserve(i)
 	return r, nil
 }
