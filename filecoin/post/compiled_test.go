@@ -2,6 +2,7 @@ package post
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -50,5 +51,71 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 		if _, err := WitnessOnly(ctx, &Circuit{Config: other, Sectors: append(c.Sectors, c.Sectors[0])}, comp, 2); err == nil {
 			t.Fatalf("%+v: a compiled circuit of another configuration was used", cfg)
 		}
+	}
+}
+
+// The registered 2KiB and 8MiB PoSt circuits (WinningPoSt and WindowPoSt, from synthetic
+// vanilla proofs): witness-only synthesis completed from the compiled circuit equals full
+// synthesis.
+func TestSynthesizeWitnessProofTypes(t *testing.T) {
+	ctx := context.Background()
+	for _, p := range All() {
+		if p.SectorSize > prooftypes.SectorSize8MiB {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			rnd := testRandomness(9)
+			n := 1
+			if p.Kind == Window {
+				n = min(p.SectorCount, 3) // a short last partition is padded by repeating its last sector
+			}
+			vanilla := make([][]byte, n)
+			for i := range vanilla {
+				v, err := SyntheticSectorVanilla(p, uint64(100+i), rnd, i, rand.NewChaCha8([32]byte{byte(i)}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				vanilla[i] = v
+			}
+			var prover [32]byte
+			var part *Partition
+			var err error
+			if p.Kind == Window {
+				part, err = WindowPartition(p, rnd, prover, vanilla, 0)
+			} else {
+				part, err = WinningPartition(p, rnd, prover, vanilla)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := SynthesizeParallel(ctx, part.Circuit, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp, err := Compile(ctx, part.Circuit.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pa, err := WitnessOnly(ctx, part.Circuit, comp, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := comp.Complete(ctx, pa, 2); err != nil {
+				t.Fatal(err)
+			}
+			for name, v := range map[string][2][]fr.Element{"a": {pa.A, want.A}, "b": {pa.B, want.B}, "c": {pa.C, want.C}, "input": {pa.Input, want.Input}, "aux": {pa.Aux, want.Aux}} {
+				if !slices.Equal(v[0], v[1]) {
+					t.Fatalf("%s differs", name)
+				}
+			}
+			for name, d := range map[string][2]*cs.Density{"a aux": {pa.AAuxDensity, want.AAuxDensity}, "b input": {pa.BInputDensity, want.BInputDensity}, "b aux": {pa.BAuxDensity, want.BAuxDensity}} {
+				if d[0].Len() != d[1].Len() || !slices.Equal(d[0].Words(), d[1].Words()) {
+					t.Fatalf("%s density differs", name)
+				}
+			}
+			if row := cs.FirstUnsatisfied(pa); row >= 0 {
+				t.Fatalf("row %d not satisfied", row)
+			}
+		})
 	}
 }
