@@ -144,7 +144,32 @@ type Jobs struct {
 	MaxPending int `toml:"MaxPending" env:"SNARKD_JOBS_MAX_PENDING"`
 	// Retention is how long finished jobs and delivered results stay in the journal.
 	Retention Duration `toml:"Retention" env:"SNARKD_JOBS_RETENTION"`
+	// MaxTestConstraints and MaxTestPartitions bound a "test" job submitted with a token that
+	// grants write but not admin (and through the cuzk service): each new (constraints, seed)
+	// runs a setup whose parameters are kept in memory and under <repo>/params.
+	MaxTestConstraints int `toml:"MaxTestConstraints" env:"SNARKD_JOBS_MAX_TEST_CONSTRAINTS"`
+	MaxTestPartitions  int `toml:"MaxTestPartitions" env:"SNARKD_JOBS_MAX_TEST_PARTITIONS"`
+	// AdminMaxTestConstraints and AdminMaxTestPartitions bound a "test" job submitted with an
+	// admin token.
+	AdminMaxTestConstraints int `toml:"AdminMaxTestConstraints" env:"SNARKD_JOBS_ADMIN_MAX_TEST_CONSTRAINTS"`
+	AdminMaxTestPartitions  int `toml:"AdminMaxTestPartitions" env:"SNARKD_JOBS_ADMIN_MAX_TEST_PARTITIONS"`
 }
+
+// Bounds of the test circuit that no setting lifts (the jobs package's MaxTestConstraints and
+// MaxTestPartitions; config does not import it).
+const (
+	TestConstraintsCeiling = 1 << 24
+	TestPartitionsCeiling  = 16
+)
+
+// Defaults of the test-kind quotas.
+const (
+	DefaultMaxTestConstraints      = 1 << 16
+	DefaultMaxTestPartitions       = 4
+	DefaultAdminMaxTestConstraints = TestConstraintsCeiling
+	DefaultAdminMaxTestPartitions  = TestPartitionsCeiling
+	DefaultMaxTestSetups           = 4
+)
 
 // Lotus configures the lotus-miner attachment (the Lotus worker API and its callbacks).
 type Lotus struct {
@@ -189,6 +214,10 @@ type API struct {
 	// MaxConcurrentRequests bounds the request bodies larger than MaxReadRequestBytes that
 	// are read and decoded at once.
 	MaxConcurrentRequests int `toml:"MaxConcurrentRequests" env:"SNARKD_API_MAX_CONCURRENT_REQUESTS"`
+	// RequireReadToken refuses requests without a valid token (HTTP 401) on /rpc/v0 and
+	// /status, so job metadata, proofs, status and events need a read token; off by default,
+	// as in Lotus, where reads need no token. /healthz and /metrics stay open.
+	RequireReadToken bool `toml:"RequireReadToken" env:"SNARKD_API_REQUIRE_READ_TOKEN"`
 }
 
 // DefaultMaxReadRequestBytes is API.MaxReadRequestBytes's default.
@@ -220,6 +249,9 @@ type Prover struct {
 	// recorded once per shape under <repo>/circuits) or "full" (every linear combination built
 	// and evaluated for each proof: several times slower, the reference path).
 	Synthesis string `toml:"Synthesis" env:"SNARKD_PROVER_SYNTHESIS"`
+	// MaxTestSetups bounds the distinct test-circuit setups (constraints, seed) kept, in memory
+	// and under <repo>/params; the least recently used beyond it are dropped from both.
+	MaxTestSetups int `toml:"MaxTestSetups" env:"SNARKD_PROVER_MAX_TEST_SETUPS"`
 }
 
 // Prover.Synthesis values.
@@ -236,9 +268,12 @@ func Default() Config {
 	return Config{
 		API: API{ListenAddress: "127.0.0.1:9810", MaxRequestBytes: 512 << 20,
 			MaxReadRequestBytes: DefaultMaxReadRequestBytes, MaxConcurrentRequests: DefaultMaxConcurrentRequests},
-		Log:    Log{Level: "info", Format: "text"},
-		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache, Synthesis: SynthesisCompiled},
-		Jobs:   Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour)},
+		Log: Log{Level: "info", Format: "text"},
+		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache, Synthesis: SynthesisCompiled,
+			MaxTestSetups: DefaultMaxTestSetups},
+		Jobs: Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour),
+			MaxTestConstraints: DefaultMaxTestConstraints, MaxTestPartitions: DefaultMaxTestPartitions,
+			AdminMaxTestConstraints: DefaultAdminMaxTestConstraints, AdminMaxTestPartitions: DefaultAdminMaxTestPartitions},
 		Lotus: Lotus{
 			Heartbeat:      Duration(10 * time.Second),
 			ReturnRetryMin: Duration(time.Second),
@@ -333,6 +368,12 @@ func (c Config) Validate() error {
 	if c.Jobs.Retention < Duration(time.Minute) {
 		return fmt.Errorf("Jobs.Retention %s: want at least 1m", c.Jobs.Retention)
 	}
+	if err := c.Jobs.validateTestQuotas(); err != nil {
+		return err
+	}
+	if c.Prover.MaxTestSetups < 1 || c.Prover.MaxTestSetups > 1024 {
+		return fmt.Errorf("Prover.MaxTestSetups %d: want 1..1024", c.Prover.MaxTestSetups)
+	}
 	if c.Lotus.WorkerURL != "" && !strings.HasPrefix(c.Lotus.WorkerURL, "http://") && !strings.HasPrefix(c.Lotus.WorkerURL, "https://") {
 		return fmt.Errorf("Lotus.WorkerURL %q: want http://host:port/rpc/v0", c.Lotus.WorkerURL)
 	}
@@ -360,6 +401,31 @@ func (c Config) Validate() error {
 		return err
 	}
 	return c.Cuzk.Validate()
+}
+
+// validateTestQuotas checks the test-kind quotas: within the test circuit's ceilings, and an
+// admin token's at least a write token's.
+func (j Jobs) validateTestQuotas() error {
+	for _, q := range []struct {
+		name      string
+		v, lo, hi int
+	}{
+		{"Jobs.MaxTestConstraints", j.MaxTestConstraints, 1, TestConstraintsCeiling},
+		{"Jobs.MaxTestPartitions", j.MaxTestPartitions, 1, TestPartitionsCeiling},
+		{"Jobs.AdminMaxTestConstraints", j.AdminMaxTestConstraints, 1, TestConstraintsCeiling},
+		{"Jobs.AdminMaxTestPartitions", j.AdminMaxTestPartitions, 1, TestPartitionsCeiling},
+	} {
+		if q.v < q.lo || q.v > q.hi {
+			return fmt.Errorf("%s %d: want %d..%d", q.name, q.v, q.lo, q.hi)
+		}
+	}
+	if j.AdminMaxTestConstraints < j.MaxTestConstraints {
+		return fmt.Errorf("Jobs.AdminMaxTestConstraints %d is below Jobs.MaxTestConstraints %d", j.AdminMaxTestConstraints, j.MaxTestConstraints)
+	}
+	if j.AdminMaxTestPartitions < j.MaxTestPartitions {
+		return fmt.Errorf("Jobs.AdminMaxTestPartitions %d is below Jobs.MaxTestPartitions %d", j.AdminMaxTestPartitions, j.MaxTestPartitions)
+	}
+	return nil
 }
 
 // Validate checks the cuzk service settings; an empty ListenAddress leaves the rest unchecked

@@ -152,7 +152,9 @@ func TestPriorityUnderLoad(t *testing.T) {
 
 func testPriority(t *testing.T, bin string, load *priorityLoad) {
 	t.Logf("load: %s; %d workers", load.name, priorityWorkers)
-	d := startDaemon(t, bin, t.TempDir(), append([]string{fmt.Sprintf("SNARKD_JOBS_WORKERS=%d", priorityWorkers)}, load.env...))
+	// The load's test jobs are larger than a write token's default quota.
+	d := startDaemon(t, bin, t.TempDir(), append([]string{fmt.Sprintf("SNARKD_JOBS_WORKERS=%d", priorityWorkers),
+		"SNARKD_JOBS_MAX_TEST_CONSTRAINTS=16777216", "SNARKD_JOBS_MAX_TEST_PARTITIONS=16"}, load.env...))
 	api := d.client(t, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

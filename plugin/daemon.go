@@ -114,7 +114,8 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		backend = prover.CPUBackend{}
 	}
 	params := prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache).
-		WithMemoryLimit(uint64(cfg.Prover.ParameterMemoryLimit)).WithCircuitDir(filepath.Join(opts.Repo, CircuitsDir))
+		WithMemoryLimit(uint64(cfg.Prover.ParameterMemoryLimit)).WithCircuitDir(filepath.Join(opts.Repo, CircuitsDir)).
+		WithTestSetupLimit(cfg.Prover.MaxTestSetups)
 	pipe := prover.New(backend, params).WithFullSynthesis(cfg.Prover.Synthesis == config.SynthesisFull)
 	log.Infow("Filecoin parameters are read from the parameter directory on first use", "dir", cfg.Prover.ParameterCache,
 		"memory_limit", cfg.Prover.ParameterMemoryLimit)
@@ -153,6 +154,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	}
 	d.prover = &ProverAPI{Backend: opts.BackendName, jobs: m, params: pipe.Params(), attacher: d.attacher,
 		started: time.Now(), devices: devices, gpuStatus: opts.GPUStatus, remember: d.rememberMiner}
+	d.prover.writeQuota, d.prover.adminQuota = testQuotas(cfg.Jobs)
 	d.server = New(cfg, Handlers{
 		Prover: d.prover, Worker: d.worker, Verify: verifier.Verify,
 		Metrics: http.HandlerFunc(d.metrics), Status: http.HandlerFunc(d.status),

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/filecoin-project/go-jsonrpc"
@@ -11,7 +12,9 @@ import (
 	"github.com/ipfs/go-cid"
 
 	"github.com/snarkd/snarkd/buildinfo"
+	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/plugin/auth"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/plugin/lotus"
 	"github.com/snarkd/snarkd/prover"
@@ -31,6 +34,30 @@ type ProverAPI struct {
 	devices   []rpcapi.DeviceStatus
 	gpuStatus func() gpu.Status
 	remember  func(apiInfo, workerURL string) error
+	// writeQuota and adminQuota bound test jobs of callers without and with admin permission.
+	writeQuota, adminQuota *jobs.TestQuota
+}
+
+// testQuotas are the test-kind quotas of cfg: one for callers that may write (tokens granting
+// write or sign, and the in-process cuzk service), one for admin tokens.
+func testQuotas(cfg config.Jobs) (write, admin *jobs.TestQuota) {
+	write = &jobs.TestQuota{Class: "a write token", MaxConstraints: cfg.MaxTestConstraints, MaxPartitions: cfg.MaxTestPartitions,
+		ConstraintsSetting: "Jobs.MaxTestConstraints", PartitionsSetting: "Jobs.MaxTestPartitions",
+		Hint: fmt.Sprintf("an admin token may ask for up to %d constraints and %d partitions (Jobs.AdminMaxTestConstraints, Jobs.AdminMaxTestPartitions)",
+			cfg.AdminMaxTestConstraints, cfg.AdminMaxTestPartitions)}
+	admin = &jobs.TestQuota{Class: "an admin token", MaxConstraints: cfg.AdminMaxTestConstraints, MaxPartitions: cfg.AdminMaxTestPartitions,
+		ConstraintsSetting: "Jobs.AdminMaxTestConstraints", PartitionsSetting: "Jobs.AdminMaxTestPartitions"}
+	return write, admin
+}
+
+// submitOpts are the options of a native submission from the caller of ctx: the test quota of
+// its token's class.
+func (p *ProverAPI) submitOpts(ctx context.Context) jobs.SubmitOpts {
+	q := p.writeQuota
+	if auth.HasPerm(ctx, rpcapi.PermAdmin) {
+		q = p.adminQuota
+	}
+	return jobs.SubmitOpts{Origin: rpcapi.OriginNative, TestQuota: q}
 }
 
 var _ rpcapi.Prover = (*ProverAPI)(nil)
@@ -85,8 +112,8 @@ func (p *ProverAPI) Status(context.Context) (rpcapi.StatusInfo, error) {
 }
 
 // Submit queues a request.
-func (p *ProverAPI) Submit(_ context.Context, req rpcapi.ProofRequest) (rpcapi.SubmitResult, error) {
-	return p.jobs.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginNative})
+func (p *ProverAPI) Submit(ctx context.Context, req rpcapi.ProofRequest) (rpcapi.SubmitResult, error) {
+	return p.jobs.Submit(req, p.submitOpts(ctx))
 }
 
 // Await waits for a job.
@@ -96,7 +123,7 @@ func (p *ProverAPI) Await(ctx context.Context, id rpcapi.JobID) (rpcapi.JobResul
 
 // Prove submits and awaits; a job that fails or is cancelled answers a typed error.
 func (p *ProverAPI) Prove(ctx context.Context, req rpcapi.ProofRequest) (rpcapi.JobResult, error) {
-	res, err := p.jobs.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginNative})
+	res, err := p.jobs.Submit(req, p.submitOpts(ctx))
 	if err != nil {
 		return rpcapi.JobResult{}, err
 	}

@@ -54,7 +54,8 @@ type Server struct {
 }
 
 // New builds the HTTP handler. Every method is wrapped in a permission check (tags in rpcapi);
-// requests without a token get read permission only, as in Lotus. Before any body is read the
+// requests without a token get read permission only, as in Lotus, or with API.RequireReadToken
+// are refused (HTTP 401) everywhere but /healthz and /metrics. Before any body is read the
 // token is checked (from the Authorization header; from the URL's token parameter only for
 // GETs, which carry no body), the body is bounded (API.MaxReadRequestBytes without a token
 // granting write, API.MaxRequestBytes with one) and it takes one of the slots for bodies being
@@ -82,10 +83,11 @@ func New(cfg config.Config, h Handlers) *Server {
 	mux := http.NewServeMux()
 	mux.Handle(RPCPath, g.rpc(rpc))
 	if h.Metrics != nil {
-		mux.Handle("/metrics", g.get(requirePerm(rpcapi.PermRead, h.Metrics)))
+		// Scrapers carry no token: API.RequireReadToken leaves /metrics open, as /healthz.
+		mux.Handle("/metrics", g.get(requirePerm(rpcapi.PermRead, h.Metrics), true))
 	}
 	if h.Status != nil {
-		mux.Handle("/status", g.get(requirePerm(rpcapi.PermRead, h.Status)))
+		mux.Handle("/status", g.get(requirePerm(rpcapi.PermRead, h.Status), false))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -122,6 +124,9 @@ type gate struct {
 	small    chan struct{}
 	large    chan struct{}
 	wait     time.Duration
+	// requireToken refuses requests without a token on routes that are not open
+	// (API.RequireReadToken).
+	requireToken bool
 }
 
 func newGate(api config.API, verify func(context.Context, string) ([]rpcapi.Permission, error)) *gate {
@@ -132,6 +137,8 @@ func newGate(api config.API, verify func(context.Context, string) ([]rpcapi.Perm
 		small:    make(chan struct{}, maxSmallBodies),
 		large:    make(chan struct{}, api.MaxConcurrentRequests),
 		wait:     slotWait,
+
+		requireToken: api.RequireReadToken,
 	}
 }
 
@@ -145,8 +152,9 @@ type refusal struct {
 // authenticate returns r's context with the permissions of its token, or the refusal of a bad
 // one. The token comes from the Authorization header, or with allowQuery (GETs: websocket
 // connections and scrapes, which carry no body) from the URL's token parameter; a request
-// body is never parsed for it.
-func (g *gate) authenticate(r *http.Request, allowQuery bool) (context.Context, *refusal) {
+// body is never parsed for it. With API.RequireReadToken a request without a token is refused
+// unless the route is open.
+func (g *gate) authenticate(r *http.Request, allowQuery, open bool) (context.Context, *refusal) {
 	ctx := r.Context()
 	hdr := r.Header.Get("Authorization")
 	if hdr == "" {
@@ -159,6 +167,10 @@ func (g *gate) authenticate(r *http.Request, allowQuery bool) (context.Context, 
 		}
 	}
 	if hdr == "" {
+		if g.requireToken && !open {
+			return nil, &refusal{http.StatusUnauthorized, codeInvalidRequest, "this server requires a token for reads " +
+				"(API.RequireReadToken); send Authorization: Bearer <token>"}
+		}
 		return ctx, nil
 	}
 	tok, ok := strings.CutPrefix(hdr, "Bearer ")
@@ -174,15 +186,16 @@ func (g *gate) authenticate(r *http.Request, allowQuery bool) (context.Context, 
 	return gjauth.WithPerm(ctx, perms), nil
 }
 
-// get serves GET and HEAD requests of a plain HTTP route with the token's permissions.
-func (g *gate) get(next http.Handler) http.Handler {
+// get serves GET and HEAD requests of a plain HTTP route with the token's permissions; an open
+// route answers without a token even with API.RequireReadToken.
+func (g *gate) get(next http.Handler, open bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, fmt.Sprintf("method %s not allowed; use GET", r.Method), http.StatusMethodNotAllowed)
 			return
 		}
-		ctx, ref := g.authenticate(r, true)
+		ctx, ref := g.authenticate(r, true, open)
 		if ref != nil {
 			http.Error(w, ref.msg, ref.status)
 			return
@@ -209,7 +222,7 @@ func (g *gate) rpc(next http.Handler) http.Handler {
 			refuse(w, nil, ref)
 			return
 		}
-		ctx, ref := g.authenticate(r, r.Method == http.MethodGet)
+		ctx, ref := g.authenticate(r, r.Method == http.MethodGet, false)
 		if ref != nil {
 			refuse(w, nil, ref)
 			return

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -45,6 +46,10 @@ type ParamCache struct {
 	// them until it is called, outside the lock).
 	onDrop  func(*groth16.Parameters)
 	dropped []*groth16.Parameters
+	// testMax bounds the test-circuit setups kept in memory and in dir (WithTestSetupLimit;
+	// 0: no bound); testUsed is when each was last used by this process.
+	testMax  int
+	testUsed map[string]time.Time
 }
 
 // paramEntry is one parameter set, loading or loaded. Fields other than done, name and meta
@@ -94,7 +99,7 @@ type ParamInfo struct {
 
 // NewParamCache caches on disk under dir ("" keeps them in memory only).
 func NewParamCache(dir string) *ParamCache {
-	return &ParamCache{dir: dir, entries: map[string]*paramEntry{}}
+	return &ParamCache{dir: dir, entries: map[string]*paramEntry{}, testUsed: map[string]time.Time{}}
 }
 
 // setOnDrop makes the cache call fn with the proving parameters of every set it dropped
@@ -158,7 +163,127 @@ func (c *ParamCache) Test(ctx context.Context, constraints int, seed uint64) (*g
 	if err != nil {
 		return nil, err
 	}
+	c.pruneTests(name)
 	return e.sp.PK, nil
+}
+
+// WithTestSetupLimit bounds the distinct test-circuit setups (constraints, seed) the cache
+// keeps, in memory and as files in its directory (0: no bound), and returns c. Beyond it the
+// least recently used are dropped from both, now (files left by earlier runs count) and after
+// every use of a test setup. The setup just used and those that a proof holds or that are
+// loading are never dropped (they count against the bound, so the cache may hold more while
+// they are busy). A dropped setup is generated again when next asked for.
+func (c *ParamCache) WithTestSetupLimit(n int) *ParamCache {
+	c.mu.Lock()
+	c.testMax = n
+	c.mu.Unlock()
+	c.pruneTests("")
+	return c
+}
+
+// testSetupRe matches the file names of test-circuit setups (test-<constraints>-<seed>.params).
+var testSetupRe = regexp.MustCompile(`^(test-[0-9]+-[0-9]+)\.params$`)
+
+// pruneTests drops the least recently used test-circuit setups beyond testMax from memory and
+// disk; used, when not empty, names the setup just used.
+func (c *ParamCache) pruneTests(used string) {
+	c.mu.Lock()
+	bound, dir := c.testMax, c.dir
+	now := time.Now()
+	if used != "" {
+		c.testUsed[used] = now
+	}
+	c.mu.Unlock()
+	if bound <= 0 {
+		return
+	}
+	// When each setup was last used: this process's record, else its file's modification time
+	// (bumped at every use, so the order survives a restart), else when it was loaded.
+	last := map[string]time.Time{}
+	onDisk := map[string]bool{}
+	if dir != "" {
+		if used != "" {
+			if err := os.Chtimes(filepath.Join(dir, used+".params"), now, now); err != nil && !errors.Is(err, os.ErrNotExist) {
+				log.Debugw("recording use of test-circuit parameters", "circuit", used, "err", err)
+			}
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Warnw("listing test-circuit parameters", "dir", dir, "err", err)
+		}
+		for _, de := range ents {
+			m := testSetupRe.FindStringSubmatch(de.Name())
+			if m == nil || !de.Type().IsRegular() {
+				continue
+			}
+			if fi, err := de.Info(); err == nil {
+				last[m[1]], onDisk[m[1]] = fi.ModTime(), true
+			}
+		}
+	}
+	c.mu.Lock()
+	for name, e := range c.entries {
+		if _, ok := last[name]; !ok && e.meta.Kind == KindTest {
+			last[name] = e.loadedAt
+		}
+	}
+	for name, t := range c.testUsed {
+		if _, ok := last[name]; !ok {
+			delete(c.testUsed, name) // neither in memory nor on disk any more
+			continue
+		}
+		last[name] = t
+	}
+	names := make([]string, 0, len(last))
+	for name := range last {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		if !last[names[a]].Equal(last[names[b]]) {
+			return last[names[a]].After(last[names[b]])
+		}
+		return names[a] < names[b]
+	})
+	// The setup just used and those in use or loading stay; they count against the bound, and
+	// the most recently used of the others fill what room is left.
+	busy := func(name string) bool {
+		e, ok := c.entries[name]
+		return name == used || ok && (!e.ready || e.refs > 0)
+	}
+	kept := 0
+	for _, name := range names {
+		if busy(name) {
+			kept++
+		}
+	}
+	var remove []string
+	for _, name := range names {
+		if busy(name) {
+			continue
+		}
+		if kept < bound {
+			kept++
+			continue
+		}
+		e, inMemory := c.entries[name]
+		if inMemory {
+			delete(c.entries, name)
+			c.droppedLocked(e)
+		}
+		delete(c.testUsed, name)
+		if onDisk[name] {
+			remove = append(remove, name)
+		}
+		log.Infow("dropped test-circuit parameters beyond the bound on test setups kept (Prover.MaxTestSetups)",
+			"circuit", name, "max", bound, "in_memory", inMemory, "on_disk", onDisk[name])
+	}
+	c.mu.Unlock()
+	c.notifyDropped()
+	for _, name := range remove {
+		if err := os.Remove(filepath.Join(dir, name+".params")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Warnw("removing test-circuit parameters", "path", filepath.Join(dir, name+".params"), "err", err)
+		}
+	}
 }
 
 func (c *ParamCache) loadOrGenerate(ctx context.Context, name string, constraints int, seed uint64) (*groth16.Parameters, error) {

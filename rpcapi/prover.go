@@ -24,7 +24,9 @@ type Prover interface {
 	// Status reports devices, queues, loaded parameters and totals.
 	Status(ctx context.Context) (StatusInfo, error) //perm:read
 	// Submit queues a proof request and returns its job at once. The same RequestID again
-	// returns the same job; the same RequestID with different content is refused.
+	// returns the same job; with different content it is refused while that job is queued,
+	// running or done (and retained, Jobs.Retention). The ID of a failed or cancelled job is
+	// free again: it queues a new job, with any content.
 	Submit(ctx context.Context, req ProofRequest) (SubmitResult, error) //perm:write
 	// Await blocks until the job is final and returns it with its proof.
 	Await(ctx context.Context, id JobID) (JobResult, error) //perm:read

@@ -242,8 +242,8 @@ func announce(c *cli.Context, cfg config.Config, a announcement) error {
 	if err != nil {
 		return err
 	}
-	if !addr.IP.IsLoopback() {
-		log.Warnw("API listening on a non-loopback address; anyone who can reach it can read job metadata without a token (proving needs a write token)", "listen", addr.String())
+	if !addr.IP.IsLoopback() && !cfg.API.RequireReadToken {
+		log.Warnw("API listening on a non-loopback address; anyone who can reach it can read job metadata and proofs without a token (proving needs a write token; API.RequireReadToken makes reads need one too)", "listen", addr.String())
 	}
 	w := c.App.Writer
 	if mode := cfg.Lotus.WorkerMode; mode != config.WorkerModeSeal {

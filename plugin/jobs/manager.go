@@ -235,16 +235,23 @@ type SubmitOpts struct {
 	// support: the error becomes the job's failure. Lotus calls need this, since the miner
 	// expects a CallID at once and the verdict through Return*, as a lotus-worker gives it.
 	Deferred bool
+	// TestQuota bounds a test request (CheckTestQuota); nil leaves only Validate's bounds.
+	TestQuota *TestQuota
 }
 
 // Submit validates, journals and queues a request. A known RequestID with the same content
 // returns the existing job; with different content it fails with *rpcapi.ErrRequestConflict.
 // The ID of a job that failed or was cancelled is free again: submitting it (with any content)
-// queues a new job under it, as a client's retry after a failure expects, and the old job stays
-// readable by its job ID until Retention prunes it.
+// queues a new job under it, as a client's retry after a failure expects (Curio's IDs name the
+// sector, not the inputs), and the old job stays readable by its job ID until Retention prunes
+// it.
 func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.SubmitResult, error) {
 	if !opts.Deferred {
 		if err := Validate(&req); err != nil {
+			m.reject()
+			return rpcapi.SubmitResult{}, err
+		}
+		if err := CheckTestQuota(&req, opts.TestQuota); err != nil {
 			m.reject()
 			return rpcapi.SubmitResult{}, err
 		}

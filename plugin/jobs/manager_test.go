@@ -531,6 +531,51 @@ func TestRetryAfterFailure(t *testing.T) {
 	}
 }
 
+// TestRequestIDBoundToContent: the request ID of a job that is done stays bound to its content
+// while the job is retained: other content is refused with the typed conflict naming the job,
+// before and after a restart, and queues nothing.
+func TestRequestIDBoundToContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	g := newGateRunner()
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	m, err := Open(j, g, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := m.Submit(testReq("r", 1), SubmitOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStart(t, g)
+	g.release <- struct{}{}
+	if res, err := m.Await(context.Background(), first.JobID); err != nil || res.State != rpcapi.JobDone {
+		t.Fatalf("first job: %+v %v; want done", res.Job, err)
+	}
+	check := func(m *Manager, when string) {
+		t.Helper()
+		var conflict *rpcapi.ErrRequestConflict
+		res, err := m.Submit(testReq("r", 2), SubmitOpts{})
+		if !errors.As(err, &conflict) || conflict.JobID != first.JobID || conflict.RequestID != "r" {
+			t.Fatalf("%s: other content under the ID of a done job: %+v %v; want ErrRequestConflict naming %s", when, res, err, first.JobID)
+		}
+		if js := m.Jobs(rpcapi.JobFilter{}); len(js) != 1 {
+			t.Fatalf("%s: %d jobs after the refusal, want 1", when, len(js))
+		}
+	}
+	check(m, "before restart")
+	m.Close()
+	m2, err := Open(j, g, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	check(m2, "after restart")
+}
+
 // outputRunner answers every job at once with a fixed output.
 type outputRunner struct{ out Output }
 

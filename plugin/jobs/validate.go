@@ -123,6 +123,42 @@ func Validate(req *rpcapi.ProofRequest) error {
 	return nil
 }
 
+// TestQuota bounds the "test" kind for one class of caller: each new (constraints, seed)
+// runs a setup whose parameters are kept in memory and on disk, so callers who may prove but
+// not administer the daemon get small circuits.
+type TestQuota struct {
+	// Class names the callers it applies to ("a write token", "an admin token"), for refusals.
+	Class string
+	// MaxConstraints and MaxPartitions bound Test.Constraints and Test.Partitions (0 means
+	// 1); 0 leaves only MaxTestConstraints and MaxTestPartitions.
+	MaxConstraints, MaxPartitions int
+	// ConstraintsSetting and PartitionsSetting name the settings of the two bounds.
+	ConstraintsSetting, PartitionsSetting string
+	// Hint, when set, ends a refusal: how to get a larger quota.
+	Hint string
+}
+
+// CheckTestQuota refuses a test request over q with *rpcapi.ErrBadRequest naming the field,
+// the limit and its setting. Requests of other kinds and a nil q pass; call it after Validate.
+func CheckTestQuota(req *rpcapi.ProofRequest, q *TestQuota) error {
+	if q == nil || req.Kind != rpcapi.KindTest || req.Test == nil {
+		return nil
+	}
+	hint := ""
+	if q.Hint != "" {
+		hint = "; " + q.Hint
+	}
+	if q.MaxConstraints > 0 && req.Test.Constraints > uint64(q.MaxConstraints) {
+		return bad("Test.Constraints", "%d: over the limit of %d for %s (%s)%s",
+			req.Test.Constraints, q.MaxConstraints, q.Class, q.ConstraintsSetting, hint)
+	}
+	if q.MaxPartitions > 0 && Partitions(req) > q.MaxPartitions {
+		return bad("Test.Partitions", "%d: over the limit of %d for %s (%s)%s",
+			req.Test.Partitions, q.MaxPartitions, q.Class, q.PartitionsSetting, hint)
+	}
+	return nil
+}
+
 // ContentHash identifies a request's content regardless of its RequestID.
 func ContentHash(req rpcapi.ProofRequest) (string, error) {
 	req.RequestID = ""
