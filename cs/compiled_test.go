@@ -326,7 +326,19 @@ func TestCompiledStoreLoad(t *testing.T) {
 	t.Run("extended", func(t *testing.T) { refused(t, append(bytes.Clone(good), 0), "test/mix") })
 }
 
-// FuzzReadCompiled: any bytes are refused or give a circuit whose products stay in range.
+// splice builds a fuzz input from a base file: the del bytes at off (off taken modulo
+// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
+// whole file keeps the fuzzer's own values small, so its mutation and minimization stay cheap,
+// while the reader still sees complete, nearly valid files. A nil base fuzzes raw bytes.
+func splice(base []byte, off, del uint32, patch []byte) []byte {
+	o := int(off % uint32(len(base)+1))
+	e := o + int(min(del, uint32(len(base)-o)))
+	out := make([]byte, 0, len(base)-(e-o)+len(patch))
+	return append(append(append(out, base[:o]...), patch...), base[e:]...)
+}
+
+// FuzzReadCompiled: edited compiled files and raw bytes are refused with a CompiledFileError or
+// give a circuit whose products stay in range.
 func FuzzReadCompiled(f *testing.F) {
 	c := mixBlocks{n: 2, inputs: true, seed: 8}
 	comp, err := Compile(context.Background(), "k", c.prefix, c.n, 0)
@@ -337,10 +349,27 @@ func FuzzReadCompiled(f *testing.F) {
 	if _, err := comp.WriteTo(&buf); err != nil {
 		f.Fatal(err)
 	}
-	f.Add(buf.Bytes())
-	f.Fuzz(func(t *testing.T, data []byte) {
+	bases := [][]byte{nil, buf.Bytes()}
+	for _, s := range []struct {
+		base     uint8
+		off, del uint32
+		patch    []byte
+	}{
+		{1, 0, 0, nil}, // the whole file
+		{1, uint32(buf.Len() / 2), ^uint32(0), nil}, // truncated
+		{1, uint32(buf.Len()), 0, []byte{0}},        // a trailing byte
+		{0, 0, 0, []byte{}},
+	} {
+		f.Add(s.base, s.off, s.del, s.patch)
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		data := splice(bases[int(base)%len(bases)], off, del, patch)
 		got, err := ReadCompiled(bytes.NewReader(data), int64(len(data)), "fuzz", "k")
 		if err != nil {
+			var fe *CompiledFileError
+			if !errors.As(err, &fe) || !errors.Is(err, ErrCompiledFile) {
+				t.Fatalf("want a CompiledFileError, got %v", err)
+			}
 			return
 		}
 		in, aux := make([]fr.Element, got.NumInputs), make([]fr.Element, got.NumAux)

@@ -245,7 +245,7 @@ func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) 
 		}
 	}
 	nm, err := u64()
-	if err != nil || int64(nm)*(12+4*int64(c.Blocks)) > rd.left {
+	if err != nil || nm > uint64(rd.left)/(12+4*uint64(c.Blocks)) {
 		return nil, bad("bad moved-term count")
 	}
 	if nm > 0 {

@@ -207,12 +207,45 @@ func TestProofCodec(t *testing.T) {
 	}
 }
 
+// tinyFixture returns the .params of the smallest test circuit (6 constraints, about 3 KB): a small,
+// real file for the fuzz targets to edit.
+func tinyFixture(tb testing.TB) []byte {
+	pk, err := groth16.SetupFromSeed(context.Background(), testcircuit.New(6, 7), []byte("fuzz"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := pk.WriteTo(&b); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// spliceSeed is a seed of the fuzz targets that edit a base file (groth16.Splice).
+type spliceSeed struct {
+	base     uint8
+	off, del uint32
+	patch    []byte
+}
+
 func FuzzParseParameters(f *testing.F) {
-	raw, _ := smallFixture(f)
-	f.Add(raw)
-	f.Add(raw[:900])
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
+	raw := tinyFixture(f)
+	lay, err := groth16.ScanLayout(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	bases := [][]byte{nil, raw}
+	for _, s := range []spliceSeed{
+		{1, 0, 0, nil}, // the whole file
+		{1, uint32(len(raw) / 2), ^uint32(0), nil},                       // truncated
+		{1, uint32(lay.H.Offset - 4), 4, []byte{0xff, 0xff, 0xff, 0xff}}, // h longer than the file
+		{1, uint32(lay.BG2.Offset - 4), 4, []byte{0, 0, 0, 0}},           // b_g2 shorter than b_g1
+		{0, 0, 0, []byte{}},
+	} {
+		f.Add(s.base, s.off, s.del, s.patch)
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		data := groth16.Splice(bases[int(base)%len(bases)], off, del, patch)
 		p, err := groth16.ParseParameters(data, groth16.ReadOptions{Check: groth16.CheckOnCurve, VKCheck: groth16.CheckOnCurve})
 		if err != nil {
 			return
@@ -228,11 +261,24 @@ func FuzzParseParameters(f *testing.F) {
 }
 
 func FuzzParseVerifyingKey(f *testing.F) {
-	raw, _ := smallFixture(f)
-	lay, _ := groth16.ScanLayout(bytes.NewReader(raw), int64(len(raw)))
-	f.Add(raw[:lay.H.Offset-4])
-	f.Add(raw[:100])
-	f.Fuzz(func(t *testing.T, data []byte) {
+	raw := tinyFixture(f)
+	lay, err := groth16.ScanLayout(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	vk := raw[:lay.H.Offset-4]
+	bases := [][]byte{nil, vk}
+	for _, s := range []spliceSeed{
+		{1, 0, 0, nil},                     // the whole key
+		{1, 100, ^uint32(0), nil},          // truncated in alpha_g1
+		{1, uint32(len(vk)), 0, []byte{0}}, // a trailing byte
+		{1, groth16.VerifyingKeyHeaderSize - 4, 4, []byte{0, 0, 0, 0}}, // ic points left over
+		{0, 0, 0, []byte{}},
+	} {
+		f.Add(s.base, s.off, s.del, s.patch)
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		data := groth16.Splice(bases[int(base)%len(bases)], off, del, patch)
 		vk, err := groth16.ParseVerifyingKey(data, groth16.CheckSubgroup)
 		if err != nil {
 			return

@@ -224,16 +224,50 @@ func TestDomainElement(t *testing.T) {
 	}
 }
 
+// splice builds a fuzz input from a base document: the del bytes at off (off taken modulo
+// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
+// whole 100 KB output keeps the fuzzer's own values small, so its mutation and minimization stay
+// cheap, while the decoder still reads complete, nearly valid outputs. A nil base fuzzes raw
+// bytes.
+func splice(base []byte, off, del uint32, patch []byte) []byte {
+	o := int(off % uint32(len(base)+1))
+	e := o + int(min(del, uint32(len(base)-o)))
+	out := make([]byte, 0, len(base)-(e-o)+len(patch))
+	return append(append(append(out, base[:o]...), patch...), base[e:]...)
+}
+
+// smallJSON bounds the inputs also decoded as a single Merkle proof or domain element: those
+// are a few KB, and a large document would only repeat the same JSON scan.
+const smallJSON = 8 << 10
+
 func FuzzDecode(f *testing.F) {
 	good := sealed2KiB(f)
-	f.Add(good)
-	f.Add([]byte(`{"registered_proof":"StackedDrg2KiBV1_1","vanilla_proofs":{"StackedDrg2KiBV1":[[]]}}`))
-	f.Add([]byte(`{"data":{"Single":{"root":[0],"leaf":[],"path":{"path":[]}}}}`))
-	f.Add(good[:len(good)/2])
 	w, _ := json.Marshal(c1.Commit2In{SectorNum: 3, Phase1Out: good, SectorSize: 2048})
-	f.Add(w)
-	f.Fuzz(func(t *testing.T, b []byte) {
+	bases := [][]byte{nil, good, w}
+	at := func(s string) uint32 { return uint32(bytes.Index(good, []byte(s))) }
+	for _, s := range []struct {
+		base     uint8
+		off, del uint32
+		patch    string
+	}{
+		{1, 0, 0, ""}, // the whole output
+		{2, 0, 0, ""}, // in the Lotus wrapper
+		{1, uint32(len(good) / 2), ^uint32(0), ""}, // truncated
+		{1, at(`"index":1`), 9, `"index":7`},
+		{1, at(`"comm_d":[`) + 10, 1, "0"},
+		{0, 0, 0, `{"registered_proof":"StackedDrg2KiBV1_1","vanilla_proofs":{"StackedDrg2KiBV1":[[]]}}`},
+		{0, 0, 0, `{"data":{"Single":{"root":[0],"leaf":[],"path":{"path":[]}}}}`},
+		{0, 0, 0, `[1]`},
+	} {
+		f.Add(s.base, s.off, s.del, []byte(s.patch))
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		b := splice(bases[int(base)%len(bases)], off, del, patch)
+		var fe *c1.FieldError
 		o, p, err := c1.Decode(b)
+		if err != nil && !errors.Is(err, c1.ErrMalformed) && !errors.As(err, &fe) {
+			t.Fatalf("error of no documented kind: %v", err)
+		}
 		if err == nil {
 			again, err := o.Encode()
 			if err != nil {
@@ -247,13 +281,25 @@ func FuzzDecode(f *testing.F) {
 			if !bytes.Equal(again, again2) {
 				t.Fatal("encoding not stable")
 			}
+			if _, pa, n, err := c1.DecodeAuto(b); err != nil || pa != p || n != -1 {
+				t.Fatalf("DecodeAuto of a bare output: %v, sector %d", err, n)
+			}
 		}
-		_, _, _, _ = c1.DecodeCommit2In(b)
-		_, _, _, _ = c1.DecodeAuto(b)
-		var m c1.MerkleProof
-		_ = json.Unmarshal(b, &m)
-		var d c1.Domain
-		_ = json.Unmarshal(b, &d)
+		// A large bare output is the case above again; the wrapper decoders and the small
+		// types see small inputs and wrappers.
+		if len(b) <= smallJSON || bytes.Contains(b, []byte("Phase1Out")) {
+			w, _, p, err := c1.DecodeCommit2In(b)
+			_, pa, n, aerr := c1.DecodeAuto(b)
+			if err == nil && (aerr != nil || pa != p || n != w.SectorNum) {
+				t.Fatalf("DecodeAuto of a wrapper: %v, sector %d, want %d", aerr, n, w.SectorNum)
+			}
+		}
+		if len(b) <= smallJSON {
+			var m c1.MerkleProof
+			_ = json.Unmarshal(b, &m)
+			var d c1.Domain
+			_ = json.Unmarshal(b, &d)
+		}
 	})
 }
 

@@ -211,23 +211,52 @@ func TestTamperedVanillaRefused(t *testing.T) {
 	}
 }
 
+// splice builds a fuzz input from a base proof: the del bytes at off (off taken modulo
+// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
+// whole proof keeps the fuzzer's own values small, so its mutation and minimization stay cheap,
+// while the decoder still reads complete, nearly valid proofs. A nil base fuzzes raw bytes.
+func splice(base []byte, off, del uint32, patch []byte) []byte {
+	o := int(off % uint32(len(base)+1))
+	e := o + int(min(del, uint32(len(base)-o)))
+	out := make([]byte, 0, len(base)-(e-o)+len(patch))
+	return append(append(append(out, base[:o]...), patch...), base[e:]...)
+}
+
 func FuzzDecodeSectorVanilla(f *testing.F) {
 	secs := sealed2KiB(f)
 	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
 	good := vanillaFor(f, p, secs[0], testRandomness(7), 0)
-	f.Add(good)
-	f.Add(good[:100])
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
+	bases := [][]byte{nil, good}
+	for _, s := range []struct {
+		base     uint8
+		off, del uint32
+		patch    []byte
+	}{
+		{1, 0, 0, nil},                       // the whole proof
+		{1, 100, ^uint32(0), nil},            // truncated
+		{1, uint32(len(good)), 0, []byte{0}}, // a trailing byte
+		{1, 40, 8, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}, // a huge sector-proof count
+		{0, 0, 0, []byte{}},
+	} {
+		f.Add(s.base, s.off, s.del, s.patch)
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		b := splice(bases[int(base)%len(bases)], off, del, patch)
 		v, err := DecodeSectorVanilla(p, b)
 		if err != nil {
+			var de *bincode.DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("decode error is not a bincode.DecodeError: %v", err)
+			}
 			return
 		}
 		re, err := v.Encode()
 		if err != nil || string(re) != string(b) {
 			t.Fatalf("decoded proof does not re-encode to its bytes: %v", err)
 		}
-		_ = p.VerifySector(v, testRandomness(7), 0)
+		if err := p.VerifySector(v, testRandomness(7), 0); err != nil && !errors.Is(err, ErrInvalidVanilla) {
+			t.Fatalf("verification error is not ErrInvalidVanilla: %v", err)
+		}
 	})
 }
 

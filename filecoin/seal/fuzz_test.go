@@ -6,17 +6,41 @@ import (
 	"testing"
 )
 
-// FuzzNewCommit2 feeds arbitrary bytes through decoding, verification, circuit construction and
-// public-input generation: nothing may panic, and anything accepted must yield every partition's
-// circuit and inputs.
+// splice builds a fuzz input from a base document: the del bytes at off (off taken modulo
+// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
+// whole 100 KB C1 output keeps the fuzzer's own values small, so its mutation and minimization
+// stay cheap, while NewCommit2 still reads complete, nearly valid outputs. A nil base fuzzes raw
+// bytes.
+func splice(base []byte, off, del uint32, patch []byte) []byte {
+	o := int(off % uint32(len(base)+1))
+	e := o + int(min(del, uint32(len(base)-o)))
+	out := make([]byte, 0, len(base)-(e-o)+len(patch))
+	return append(append(append(out, base[:o]...), patch...), base[e:]...)
+}
+
+// FuzzNewCommit2 feeds edited C1 outputs and raw bytes through decoding, verification, circuit
+// construction and public-input generation: nothing may panic, and anything accepted must yield
+// every partition's circuit and inputs.
 func FuzzNewCommit2(f *testing.F) {
 	good := sealed2KiB(f)
-	f.Add(good)
-	f.Add(bytes.Replace(good, []byte(`"index":1`), []byte(`"index":7`), 1))
-	f.Add(bytes.Replace(good, []byte(`"layer_index":2`), []byte(`"layer_index":1`), 1))
-	f.Add(bytes.Replace(good, []byte(`"rows":[[`), []byte(`"rows":[[1,`), 1))
-	f.Add([]byte(`{"registered_proof":"StackedDrg2KiBV1_1"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
+	bases := [][]byte{nil, good}
+	at := func(s string) uint32 { return uint32(bytes.Index(good, []byte(s))) }
+	for _, s := range []struct {
+		base     uint8
+		off, del uint32
+		patch    string
+	}{
+		{1, 0, 0, ""}, // the whole output
+		{1, at(`"index":1`), 9, `"index":7`},
+		{1, at(`"layer_index":2`), 15, `"layer_index":1`},
+		{1, at(`"rows":[[`), 9, `"rows":[[1,`},
+		{1, uint32(len(good) - 1), 1, ""},
+		{0, 0, 0, `{"registered_proof":"StackedDrg2KiBV1_1"}`},
+	} {
+		f.Add(s.base, s.off, s.del, []byte(s.patch))
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		b := splice(bases[int(base)%len(bases)], off, del, patch)
 		c, err := NewCommit2(context.Background(), b, 5, 1000, Options{})
 		if err != nil {
 			return

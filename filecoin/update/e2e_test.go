@@ -15,6 +15,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/post/bincode"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/groth16"
@@ -172,18 +173,45 @@ func TestTamperedPartitionProofRefused(t *testing.T) {
 	}
 }
 
+// splice builds a fuzz input from a base proof: the del bytes at off (off taken modulo
+// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
+// whole proof keeps the fuzzer's own values small, so its mutation and minimization stay cheap,
+// while the decoder still reads complete, nearly valid proofs. A nil base fuzzes raw bytes.
+func splice(base []byte, off, del uint32, patch []byte) []byte {
+	o := int(off % uint32(len(base)+1))
+	e := o + int(min(del, uint32(len(base)-o)))
+	out := make([]byte, 0, len(base)-(e-o)+len(patch))
+	return append(append(append(out, base[:o]...), patch...), base[e:]...)
+}
+
 func FuzzDecodePartitionProof(f *testing.F) {
 	e := encoded(f, false)
 	good, err := e.PartitionProof(0)
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(good)
-	f.Add(good[:200])
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
+	bases := [][]byte{nil, good}
+	for _, s := range []struct {
+		base     uint8
+		off, del uint32
+		patch    []byte
+	}{
+		{1, 0, 0, nil},                       // the whole proof
+		{1, 200, ^uint32(0), nil},            // truncated
+		{1, uint32(len(good)), 0, []byte{0}}, // a trailing byte
+		{1, 32, 8, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}, // a huge apex-leaf count
+		{0, 0, 0, []byte{}},
+	} {
+		f.Add(s.base, s.off, s.del, s.patch)
+	}
+	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
+		b := splice(bases[int(base)%len(bases)], off, del, patch)
 		pp, err := e.Params.DecodePartitionProof(b)
 		if err != nil {
+			var de *bincode.DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("decode error is not a bincode.DecodeError: %v", err)
+			}
 			return
 		}
 		re, err := pp.Encode(false)
