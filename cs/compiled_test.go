@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/internal/fuzzedit"
 )
 
 // mixBlocks is a blocked circuit whose structure is the same in every block (values differ):
@@ -326,17 +328,6 @@ func TestCompiledStoreLoad(t *testing.T) {
 	t.Run("extended", func(t *testing.T) { refused(t, append(bytes.Clone(good), 0), "test/mix") })
 }
 
-// splice builds a fuzz input from a base file: the del bytes at off (off taken modulo
-// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
-// whole file keeps the fuzzer's own values small, so its mutation and minimization stay cheap,
-// while the reader still sees complete, nearly valid files. A nil base fuzzes raw bytes.
-func splice(base []byte, off, del uint32, patch []byte) []byte {
-	o := int(off % uint32(len(base)+1))
-	e := o + int(min(del, uint32(len(base)-o)))
-	out := make([]byte, 0, len(base)-(e-o)+len(patch))
-	return append(append(append(out, base[:o]...), patch...), base[e:]...)
-}
-
 // FuzzReadCompiled: edited compiled files and raw bytes are refused with a CompiledFileError or
 // give a circuit whose products stay in range.
 func FuzzReadCompiled(f *testing.F) {
@@ -363,7 +354,7 @@ func FuzzReadCompiled(f *testing.F) {
 		f.Add(s.base, s.off, s.del, s.patch)
 	}
 	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
-		data := splice(bases[int(base)%len(bases)], off, del, patch)
+		data := fuzzedit.Splice(bases[int(base)%len(bases)], off, del, patch)
 		got, err := ReadCompiled(bytes.NewReader(data), int64(len(data)), "fuzz", "k")
 		if err != nil {
 			var fe *CompiledFileError

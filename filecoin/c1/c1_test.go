@@ -15,6 +15,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
+	"github.com/snarkd/snarkd/internal/fuzzedit"
 )
 
 var (
@@ -224,18 +225,6 @@ func TestDomainElement(t *testing.T) {
 	}
 }
 
-// splice builds a fuzz input from a base document: the del bytes at off (off taken modulo
-// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
-// whole 100 KB output keeps the fuzzer's own values small, so its mutation and minimization stay
-// cheap, while the decoder still reads complete, nearly valid outputs. A nil base fuzzes raw
-// bytes.
-func splice(base []byte, off, del uint32, patch []byte) []byte {
-	o := int(off % uint32(len(base)+1))
-	e := o + int(min(del, uint32(len(base)-o)))
-	out := make([]byte, 0, len(base)-(e-o)+len(patch))
-	return append(append(append(out, base[:o]...), patch...), base[e:]...)
-}
-
 // smallJSON bounds the inputs also decoded as a single Merkle proof or domain element: those
 // are a few KB, and a large document would only repeat the same JSON scan.
 const smallJSON = 8 << 10
@@ -262,7 +251,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(s.base, s.off, s.del, []byte(s.patch))
 	}
 	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
-		b := splice(bases[int(base)%len(bases)], off, del, patch)
+		b := fuzzedit.Splice(bases[int(base)%len(bases)], off, del, patch)
 		var fe *c1.FieldError
 		o, p, err := c1.Decode(b)
 		if err != nil && !errors.Is(err, c1.ErrMalformed) && !errors.As(err, &fe) {

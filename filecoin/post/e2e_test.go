@@ -17,6 +17,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/internal/fuzzedit"
 )
 
 var (
@@ -211,17 +212,6 @@ func TestTamperedVanillaRefused(t *testing.T) {
 	}
 }
 
-// splice builds a fuzz input from a base proof: the del bytes at off (off taken modulo
-// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
-// whole proof keeps the fuzzer's own values small, so its mutation and minimization stay cheap,
-// while the decoder still reads complete, nearly valid proofs. A nil base fuzzes raw bytes.
-func splice(base []byte, off, del uint32, patch []byte) []byte {
-	o := int(off % uint32(len(base)+1))
-	e := o + int(min(del, uint32(len(base)-o)))
-	out := make([]byte, 0, len(base)-(e-o)+len(patch))
-	return append(append(append(out, base[:o]...), patch...), base[e:]...)
-}
-
 func FuzzDecodeSectorVanilla(f *testing.F) {
 	secs := sealed2KiB(f)
 	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
@@ -241,7 +231,7 @@ func FuzzDecodeSectorVanilla(f *testing.F) {
 		f.Add(s.base, s.off, s.del, s.patch)
 	}
 	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
-		b := splice(bases[int(base)%len(bases)], off, del, patch)
+		b := fuzzedit.Splice(bases[int(base)%len(bases)], off, del, patch)
 		v, err := DecodeSectorVanilla(p, b)
 		if err != nil {
 			var de *bincode.DecodeError

@@ -4,19 +4,9 @@ import (
 	"bytes"
 	"context"
 	"testing"
-)
 
-// splice builds a fuzz input from a base document: the del bytes at off (off taken modulo
-// len(base)+1, del clamped to the end) are replaced by patch. Fuzzing the edit rather than the
-// whole 100 KB C1 output keeps the fuzzer's own values small, so its mutation and minimization
-// stay cheap, while NewCommit2 still reads complete, nearly valid outputs. A nil base fuzzes raw
-// bytes.
-func splice(base []byte, off, del uint32, patch []byte) []byte {
-	o := int(off % uint32(len(base)+1))
-	e := o + int(min(del, uint32(len(base)-o)))
-	out := make([]byte, 0, len(base)-(e-o)+len(patch))
-	return append(append(append(out, base[:o]...), patch...), base[e:]...)
-}
+	"github.com/snarkd/snarkd/internal/fuzzedit"
+)
 
 // FuzzNewCommit2 feeds edited C1 outputs and raw bytes through decoding, verification, circuit
 // construction and public-input generation: nothing may panic, and anything accepted must yield
@@ -40,7 +30,7 @@ func FuzzNewCommit2(f *testing.F) {
 		f.Add(s.base, s.off, s.del, []byte(s.patch))
 	}
 	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
-		b := splice(bases[int(base)%len(bases)], off, del, patch)
+		b := fuzzedit.Splice(bases[int(base)%len(bases)], off, del, patch)
 		c, err := NewCommit2(context.Background(), b, 5, 1000, Options{})
 		if err != nil {
 			return
