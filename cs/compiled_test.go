@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -129,15 +130,8 @@ func (c mixBlocks) witness(t *testing.T, comp *Compiled) *ProvingAssignment {
 
 func equalAssignments(t *testing.T, got, want *ProvingAssignment) {
 	t.Helper()
-	for name, p := range map[string][2][]fr.Element{"a": {got.A, want.A}, "b": {got.B, want.B}, "c": {got.C, want.C}, "input": {got.Input, want.Input}, "aux": {got.Aux, want.Aux}} {
-		if !slices.Equal(p[0], p[1]) {
-			t.Fatalf("%s differs (%d vs %d entries)", name, len(p[0]), len(p[1]))
-		}
-	}
-	for name, d := range map[string][2]*Density{"a aux": {got.AAuxDensity, want.AAuxDensity}, "b input": {got.BInputDensity, want.BInputDensity}, "b aux": {got.BAuxDensity, want.BAuxDensity}} {
-		if d[0].Len() != d[1].Len() || d[0].Count() != d[1].Count() || !slices.Equal(d[0].Words(), d[1].Words()) {
-			t.Fatalf("%s density differs: %d/%d vs %d/%d", name, d[0].Count(), d[0].Len(), d[1].Count(), d[1].Len())
-		}
+	if err := got.Diff(want); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -370,4 +364,34 @@ func FuzzReadCompiled(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// Diff names the first difference between two assignments.
+func TestDiff(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 3, inputs: true, seed: 14}
+	want, err := SynthesizeProving(ctx, c, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, msg string
+		edit      func(p *ProvingAssignment)
+	}{
+		{"same", "", func(*ProvingAssignment) {}},
+		{"a value", "a[2] differs", func(p *ProvingAssignment) { p.A[2].SetUint64(99) }},
+		{"c length", "c: ", func(p *ProvingAssignment) { p.C = p.C[:len(p.C)-1] }},
+		{"aux value", "aux[0] differs", func(p *ProvingAssignment) { p.Aux[0].SetUint64(99) }},
+		{"density", "b aux density", func(p *ProvingAssignment) { p.BAuxDensity = NewDensity(0) }},
+	} {
+		got, err := SynthesizeProving(ctx, c, Shape{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.edit(got)
+		err = got.Diff(want)
+		if (tc.msg == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.msg)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.msg)
+		}
+	}
 }

@@ -265,3 +265,35 @@ func synthesizeInto(ctx context.Context, p *ProvingAssignment, circuit Circuit) 
 	p.ctx = nil
 	return nil
 }
+
+// Diff returns nil when p and o hold the same a, b, c, inputs, aux and densities, else an
+// error naming the first difference (for tests and for checking one synthesis against another).
+func (p *ProvingAssignment) Diff(o *ProvingAssignment) error {
+	for _, v := range []struct {
+		name string
+		x, y []fr.Element
+	}{{"a", p.A, o.A}, {"b", p.B, o.B}, {"c", p.C, o.C}, {"input", p.Input, o.Input}, {"aux", p.Aux, o.Aux}} {
+		if len(v.x) != len(v.y) {
+			return fmt.Errorf("%s: %d entries against %d", v.name, len(v.x), len(v.y))
+		}
+		for i := range v.x {
+			if v.x[i] != v.y[i] {
+				return fmt.Errorf("%s[%d] differs", v.name, i)
+			}
+		}
+	}
+	for _, d := range []struct {
+		name string
+		x, y *Density
+	}{{"a aux", p.AAuxDensity, o.AAuxDensity}, {"b input", p.BInputDensity, o.BInputDensity}, {"b aux", p.BAuxDensity, o.BAuxDensity}} {
+		if d.x.Len() != d.y.Len() || d.x.Count() != d.y.Count() {
+			return fmt.Errorf("%s density: %d of %d bits set against %d of %d", d.name, d.x.Count(), d.x.Len(), d.y.Count(), d.y.Len())
+		}
+		for i, w := range d.x.Words() {
+			if w != d.y.Words()[i] {
+				return fmt.Errorf("%s density: word %d differs", d.name, i)
+			}
+		}
+	}
+	return nil
+}

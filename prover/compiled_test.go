@@ -157,16 +157,8 @@ func TestSynthesizeCompiledPath(t *testing.T) {
 	}
 	same := func(t *testing.T, got *cs.ProvingAssignment) {
 		t.Helper()
-		if got.Shape() != want.Shape() {
-			t.Fatalf("shape %+v, want %+v", got.Shape(), want.Shape())
-		}
-		for i := range want.A {
-			if got.A[i] != want.A[i] || got.B[i] != want.B[i] || got.C[i] != want.C[i] {
-				t.Fatalf("row %d differs", i)
-			}
-		}
-		if got.BAuxDensity.Count() != want.BAuxDensity.Count() || got.AAuxDensity.Count() != want.AAuxDensity.Count() {
-			t.Fatal("densities differ")
+		if err := got.Diff(want); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// By default a partition never waits: without the circuit in memory it synthesizes in full.

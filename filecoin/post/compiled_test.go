@@ -3,10 +3,7 @@ package post
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"testing"
-
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
@@ -36,15 +33,8 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 		if err := comp.Complete(ctx, pa, 2); err != nil {
 			t.Fatal(err)
 		}
-		for name, p := range map[string][2][]fr.Element{"a": {pa.A, want.A}, "b": {pa.B, want.B}, "c": {pa.C, want.C}, "input": {pa.Input, want.Input}, "aux": {pa.Aux, want.Aux}} {
-			if !slices.Equal(p[0], p[1]) {
-				t.Fatalf("%+v: %s differs", cfg, name)
-			}
-		}
-		for name, d := range map[string][2]*cs.Density{"a aux": {pa.AAuxDensity, want.AAuxDensity}, "b input": {pa.BInputDensity, want.BInputDensity}, "b aux": {pa.BAuxDensity, want.BAuxDensity}} {
-			if d[0].Len() != d[1].Len() || !slices.Equal(d[0].Words(), d[1].Words()) {
-				t.Fatalf("%+v: %s density differs", cfg, name)
-			}
+		if err := pa.Diff(want); err != nil {
+			t.Fatalf("%+v: %v", cfg, err)
 		}
 		other := cfg
 		other.Sectors++
@@ -103,15 +93,8 @@ func TestSynthesizeWitnessProofTypes(t *testing.T) {
 			if err := comp.Complete(ctx, pa, 2); err != nil {
 				t.Fatal(err)
 			}
-			for name, v := range map[string][2][]fr.Element{"a": {pa.A, want.A}, "b": {pa.B, want.B}, "c": {pa.C, want.C}, "input": {pa.Input, want.Input}, "aux": {pa.Aux, want.Aux}} {
-				if !slices.Equal(v[0], v[1]) {
-					t.Fatalf("%s differs", name)
-				}
-			}
-			for name, d := range map[string][2]*cs.Density{"a aux": {pa.AAuxDensity, want.AAuxDensity}, "b input": {pa.BInputDensity, want.BInputDensity}, "b aux": {pa.BAuxDensity, want.BAuxDensity}} {
-				if d[0].Len() != d[1].Len() || !slices.Equal(d[0].Words(), d[1].Words()) {
-					t.Fatalf("%s density differs", name)
-				}
+			if err := pa.Diff(want); err != nil {
+				t.Fatal(err)
 			}
 			if row := cs.FirstUnsatisfied(pa); row >= 0 {
 				t.Fatalf("row %d not satisfied", row)

@@ -4,36 +4,14 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 )
-
-// sameAssignment fails t unless got and want hold the same a, b, c, inputs, aux and densities.
-func sameAssignment(t *testing.T, got, want *cs.ProvingAssignment) {
-	t.Helper()
-	for name, p := range map[string][2][]fr.Element{"a": {got.A, want.A}, "b": {got.B, want.B}, "c": {got.C, want.C}, "input": {got.Input, want.Input}, "aux": {got.Aux, want.Aux}} {
-		if len(p[0]) != len(p[1]) {
-			t.Fatalf("%s: %d entries, want %d", name, len(p[0]), len(p[1]))
-		}
-		for i := range p[0] {
-			if p[0][i] != p[1][i] {
-				t.Fatalf("%s[%d] differs", name, i)
-			}
-		}
-	}
-	for name, d := range map[string][2]*cs.Density{"a aux": {got.AAuxDensity, want.AAuxDensity}, "b input": {got.BInputDensity, want.BInputDensity}, "b aux": {got.BAuxDensity, want.BAuxDensity}} {
-		if d[0].Len() != d[1].Len() || d[0].Count() != d[1].Count() || !slices.Equal(d[0].Words(), d[1].Words()) {
-			t.Fatalf("%s density: %d of %d, want %d of %d", name, d[0].Count(), d[0].Len(), d[1].Count(), d[1].Len())
-		}
-	}
-}
 
 // Witness-only synthesis completed from the compiled circuit equals full synthesis, for every
 // partition of a synthetic C1 output, and the compiled circuit has the blank circuit's counts.
@@ -82,7 +60,9 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				sameAssignment(t, got, want)
+				if err := got.Diff(want); err != nil {
+					t.Fatalf("partition %d: %v", k, err)
+				}
 				if row := FirstUnsatisfied(got); row >= 0 {
 					t.Fatalf("partition %d: row %d unsatisfied", k, row)
 				}
