@@ -70,31 +70,14 @@ func (c *Compiled) WriteTo(w io.Writer) (int64, error) {
 	for _, m := range c.matrices() {
 		putU64(uint64(m.Rows()))
 		putU64(uint64(len(m.Cols)))
-		for _, s := range [][]uint32{m.RowStart, m.Cols} {
-			for i := 0; i < len(s); {
-				buf = buf[:0]
-				for ; i < len(s) && len(buf) < cap(buf)-4; i++ {
-					buf = binary.LittleEndian.AppendUint32(buf, s[i])
-				}
-				bw.Write(buf)
-			}
-		}
-		for i := 0; i < len(m.Coef); {
-			buf = buf[:0]
-			for ; i < len(m.Coef) && len(buf) < cap(buf)-2; i++ {
-				buf = binary.LittleEndian.AppendUint16(buf, m.Coef[i])
-			}
-			bw.Write(buf)
-		}
+		buf = writeUints(bw, buf, m.RowStart)
+		buf = writeUints(bw, buf, m.Cols)
+		buf = writeUints(bw, buf, m.Coef)
 	}
 	putU64(uint64(len(c.Moved)))
 	for _, mv := range c.Moved {
-		for _, v := range []uint32{uint32(mv.Matrix), mv.Row, uint32(mv.Coef)} {
-			bw.Write(binary.LittleEndian.AppendUint32(nil, v))
-		}
-		for _, col := range mv.Cols {
-			bw.Write(binary.LittleEndian.AppendUint32(nil, col))
-		}
+		buf = writeUints(bw, buf, []uint32{uint32(mv.Matrix), mv.Row, uint32(mv.Coef)})
+		buf = writeUints(bw, buf, mv.Cols)
 	}
 	if err := bw.Flush(); err != nil {
 		return cw.n, err
@@ -233,14 +216,14 @@ func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) 
 			return nil, bad("matrix %d: %d rows and %d terms do not fit", k, rows, terms)
 		}
 		if rows > 0 || terms > 0 {
-			if m.RowStart, err = rd.u32s(int(rows) + 1); err != nil {
+			if m.RowStart, err = readUints[uint32](rd, int(rows)+1); err != nil {
 				return nil, bad("matrix %d truncated", k)
 			}
 		}
-		if m.Cols, err = rd.u32s(int(terms)); err != nil {
+		if m.Cols, err = readUints[uint32](rd, int(terms)); err != nil {
 			return nil, bad("matrix %d truncated", k)
 		}
-		if m.Coef, err = rd.u16s(int(terms)); err != nil {
+		if m.Coef, err = readUints[uint16](rd, int(terms)); err != nil {
 			return nil, bad("matrix %d truncated", k)
 		}
 	}
@@ -252,14 +235,14 @@ func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) 
 		c.Moved = make([]Moved, nm)
 	}
 	for i := range c.Moved {
-		v, err := rd.u32s(3)
+		v, err := readUints[uint32](rd, 3)
 		if err != nil {
 			return nil, bad("truncated moved terms")
 		}
 		if v[0] > 2 || v[2] >= maxCoeffs {
 			return nil, bad("moved term %d out of range", i)
 		}
-		cols, err := rd.u32s(c.Blocks)
+		cols, err := readUints[uint32](rd, c.Blocks)
 		if err != nil {
 			return nil, bad("truncated moved terms")
 		}
@@ -362,42 +345,46 @@ func (r *hashReader) full(p []byte) error {
 	return nil
 }
 
-func (r *hashReader) u32s(n int) ([]uint32, error) {
-	if int64(n)*4 > r.left {
+// readUints reads n little-endian integers of T's size.
+func readUints[T uint16 | uint32](r *hashReader, n int) ([]T, error) {
+	size := binary.Size(T(0))
+	if int64(n)*int64(size) > r.left {
 		return nil, io.ErrUnexpectedEOF
 	}
-	out := make([]uint32, n)
+	out := make([]T, n)
 	buf := make([]byte, 1<<16)
 	for i := 0; i < n; {
-		k := min(len(buf)/4, n-i)
-		if err := r.full(buf[:k*4]); err != nil {
+		k := min(len(buf)/size, n-i)
+		if err := r.full(buf[:k*size]); err != nil {
 			return nil, err
 		}
 		for j := 0; j < k; j++ {
-			out[i+j] = binary.LittleEndian.Uint32(buf[j*4:])
+			if size == 4 {
+				out[i+j] = T(binary.LittleEndian.Uint32(buf[j*4:]))
+			} else {
+				out[i+j] = T(binary.LittleEndian.Uint16(buf[j*2:]))
+			}
 		}
 		i += k
 	}
 	return out, nil
 }
 
-func (r *hashReader) u16s(n int) ([]uint16, error) {
-	if int64(n)*2 > r.left {
-		return nil, io.ErrUnexpectedEOF
-	}
-	out := make([]uint16, n)
-	buf := make([]byte, 1<<16)
-	for i := 0; i < n; {
-		k := min(len(buf)/2, n-i)
-		if err := r.full(buf[:k*2]); err != nil {
-			return nil, err
+// writeUints writes s little-endian through buf (whose capacity sets the chunk) and returns buf.
+func writeUints[T uint16 | uint32](w io.Writer, buf []byte, s []T) []byte {
+	size := binary.Size(T(0))
+	for i := 0; i < len(s); {
+		buf = buf[:0]
+		for ; i < len(s) && len(buf)+size <= cap(buf); i++ {
+			if size == 4 {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(s[i]))
+			} else {
+				buf = binary.LittleEndian.AppendUint16(buf, uint16(s[i]))
+			}
 		}
-		for j := 0; j < k; j++ {
-			out[i+j] = binary.LittleEndian.Uint16(buf[j*2:])
-		}
-		i += k
+		w.Write(buf)
 	}
-	return out, nil
+	return buf
 }
 
 // LoadCompiled reads the compiled circuit stored at path for key (ReadCompiled).

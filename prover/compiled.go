@@ -219,13 +219,8 @@ func (p *Pipeline) synthesize(ctx context.Context, sp *SealParams, ph *Phases, s
 	if ferr != nil {
 		return nil, ferr
 	}
-	if row := cs.FirstUnsatisfied(pa); row >= 0 {
-		return nil, fmt.Errorf("partition not satisfied: row %d", row)
-	}
-	if s.check != nil {
-		if err := s.check(pa); err != nil {
-			return nil, err
-		}
+	if err := s.holds(pa); err != nil {
+		return nil, err
 	}
 	log.Errorw("compiled circuit disagrees with full synthesis; dropped, recorded again, and this partition proved from full synthesis",
 		"key", s.key, "err", err)
@@ -254,15 +249,21 @@ func (p *Pipeline) completed(ctx context.Context, sp *SealParams, ph *Phases, s 
 			return nil, err
 		}
 	}
-	if row := cs.FirstUnsatisfied(pa); row >= 0 {
-		return nil, fmt.Errorf("compiled circuit: row %d not satisfied", row)
-	}
-	if s.check != nil {
-		if err := s.check(pa); err != nil {
-			return nil, err
-		}
+	if err := s.holds(pa); err != nil {
+		return nil, err
 	}
 	return pa, nil
+}
+
+// holds checks that pa satisfies every row and, with s.check, the further checks.
+func (s compiledSynthesis) holds(pa *cs.ProvingAssignment) error {
+	if row := cs.FirstUnsatisfied(pa); row >= 0 {
+		return fmt.Errorf("partition not satisfied: row %d", row)
+	}
+	if s.check != nil {
+		return s.check(pa)
+	}
+	return nil
 }
 
 // dropCompiled forgets comp, the compiled circuit called key of sp's entry, and its stored file,
