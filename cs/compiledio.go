@@ -10,9 +10,10 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/internal/atomicfile"
 )
 
 // The stored form of a Compiled circuit: compiledMagic, the format version, the key, the counts,
@@ -406,32 +407,8 @@ func LoadCompiled(path, key string) (*Compiled, error) {
 
 // Store writes c to path atomically (a temporary file renamed into place).
 func (c *Compiled) Store(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op after the rename
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/internal/atomicfile"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -314,26 +316,10 @@ func (c *ParamCache) loadOrGenerate(ctx context.Context, name string, constraint
 
 // writeParams writes through a temporary file so a crash never leaves a torn file behind.
 func writeParams(path string, pk *groth16.Parameters) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
+		_, err := pk.WriteTo(w)
 		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".params-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := pk.WriteTo(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }
 
 // Loaded lists the parameter sets in memory or loading, by name.
