@@ -44,6 +44,8 @@ type Compiled struct {
 
 	densOnce           sync.Once
 	aAux, bInput, bAux *Density
+	// vectors lends its assignments' aux, a, b and c, reused across partitions.
+	vectors vectorPool
 }
 
 // Moved is a term of every block's row Row of matrix Matrix (0 A, 1 B, 2 C) with coefficient
@@ -672,11 +674,12 @@ func (c *Compiled) Complete(ctx context.Context, pa *ProvingAssignment, workers 
 	m := c.Shape().DomainSize()
 	for _, v := range []*[]fr.Element{&pa.A, &pa.B, &pa.C} {
 		if cap(*v) < m {
-			*v = make([]fr.Element, n, m)
+			*v = c.vectors.get(n, m)
 		} else {
 			*v = (*v)[:n]
 		}
 	}
+	pa.pool = &c.vectors
 	if err := c.Products(ctx, pa.Input, pa.Aux, pa.A, pa.B, pa.C, workers); err != nil {
 		return err
 	}
@@ -695,7 +698,9 @@ func WitnessBlocks(ctx context.Context, comp *Compiled, prefix PrefixFunc, n, wo
 	if comp.Blocks != n {
 		return nil, fmt.Errorf("%w: the circuit has %d blocks, the compiled circuit %d", ErrBlockShape, n, comp.Blocks)
 	}
-	pa := NewWitnessAssignment(comp.Shape())
+	pa := NewWitnessAssignment(Shape{NumInputs: comp.NumInputs})
+	pa.Aux = comp.vectors.get(comp.NumAux, comp.NumAux)[:0]
+	pa.pool = &comp.vectors
 	pa.ctx = ctx
 	if _, err := pa.AllocInputValue("ONE", &oneElement); err != nil {
 		return nil, err

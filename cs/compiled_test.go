@@ -395,3 +395,57 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// A recycled assignment's vectors serve the next assignment of the circuit whatever they hold:
+// the same memory comes back and the completed assignment is unchanged.
+func TestRecycledVectorsReused(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 9, inputs: true, seed: 5, moving: true}
+	comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SynthesizeProving(ctx, c, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	witness := func() *ProvingAssignment {
+		t.Helper()
+		pa, err := WitnessBlocks(ctx, comp, c.prefix, c.n, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := comp.Complete(ctx, pa, 2); err != nil {
+			t.Fatal(err)
+		}
+		return pa
+	}
+	pa := witness()
+	equalAssignments(t, pa, want)
+	var junk fr.Element
+	junk.SetUint64(0xdead)
+	held := map[*fr.Element]bool{}
+	for _, v := range [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux} {
+		v = v[:cap(v)]
+		for i := range v {
+			v[i] = junk
+		}
+		held[&v[0]] = true
+	}
+	pa.Recycle()
+	if pa.A != nil || pa.Aux != nil {
+		t.Fatal("a recycled assignment kept its vectors")
+	}
+	pa.Recycle() // a second call does nothing
+	again := witness()
+	equalAssignments(t, again, want)
+	if !held[&again.Aux[:1][0]] || !held[&again.A[:1][0]] {
+		t.Fatal("the recycled vectors were not reused")
+	}
+
+	// Full synthesis's assignments have no pool: Recycle leaves them alone.
+	want.Recycle()
+	if want.A == nil {
+		t.Fatal("Recycle emptied an assignment from full synthesis")
+	}
+}

@@ -27,6 +27,8 @@ type ProvingAssignment struct {
 	// evaluated or tracked; Compiled.Complete fills in a, b, c and the densities.
 	witnessOnly bool
 	rows        int
+	// pool, set for assignments of a compiled circuit, takes the vectors back (Recycle).
+	pool *vectorPool
 }
 
 // NewProvingAssignment returns an empty assignment with capacity for the given shape (pass the

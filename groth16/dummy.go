@@ -2,6 +2,9 @@ package groth16
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
@@ -24,13 +27,19 @@ func DummyParameters(ctx context.Context, circuit cs.Circuit) (*Parameters, erro
 func DummyParametersOf(shape cs.Shape, aAux, bInput, bAux int) *Parameters {
 	m := shape.DomainSize()
 	nb := bInput + bAux
-	p := &Parameters{
-		H:   multiplesG1(m-1, 1),
-		L:   multiplesG1(shape.NumAux, 2),
-		A:   multiplesG1(shape.NumInputs+aAux, 3),
-		BG1: multiplesG1(nb, 4),
-		BG2: multiplesG2(nb, 5),
+	p := &Parameters{}
+	var wg sync.WaitGroup
+	for _, f := range []func(){
+		func() { p.H = multiplesG1(m-1, 1) },
+		func() { p.L = multiplesG1(shape.NumAux, 2) },
+		func() { p.A = multiplesG1(shape.NumInputs+aAux, 3) },
+		func() { p.BG1 = multiplesG1(nb, 4) },
+		func() { p.BG2 = multiplesG2(nb, 5) },
+	} {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
 	}
+	wg.Wait()
 	_, _, g1, g2 := bls.Generators()
 	p.VK = VerifyingKey{Alpha1: g1, Beta1: g1, Beta2: g2, Gamma2: g2, Delta1: g1, Delta2: g2,
 		IC: multiplesG1(shape.NumInputs, 6)}
@@ -101,11 +110,23 @@ func multiplesG2(n int, start int64) []bls.G2Affine {
 	return out
 }
 
-// repeat returns n elements cycling through base.
+// repeat returns n elements cycling through base, copied on every core: a fresh 10 GiB
+// vector costs more in page faults than in copying, and faults are taken in parallel.
 func repeat[T any](base []T, n int) []T {
 	out := make([]T, n)
-	for i := 0; i < n; i += len(base) {
-		copy(out[i:], base)
+	chunks := (n + len(base) - 1) / len(base)
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < chunks; k = int(next.Add(1)) - 1 {
+				copy(out[k*len(base):], base)
+			}
+		}()
 	}
+	wg.Wait()
 	return out
 }

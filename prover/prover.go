@@ -360,7 +360,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	// Synthesis of the next partitions runs while earlier ones prove, with at most
 	// Concurrency() partitions synthesized and not yet proved over all requests (a 32 GiB PoRep
-	// partition holds about 16 GiB of host memory until its proof is done); the gate hands the
+	// partition holds about 17 GB of host memory until its proof is done); the gate hands the
 	// slots out by priority, so a WinningPoSt waits for at most one partition.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -410,6 +410,8 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 				return
 			}
 			ph.Add(PhaseProve, time.Since(t1))
+			// The next partition of the shape reuses the vectors (mapped memory, no page faults).
+			pa.Recycle()
 			mu.Lock()
 			proofs[i] = pr
 			proveTime += time.Since(t1)

@@ -1,33 +1,59 @@
 #!/usr/bin/env bash
-# C2 throughput on a GPU host, in one run: 32 GiB PoRep synthesis (full against witness-only and
-# the sparse products) and `snarkd bench c2` with compiled and with full synthesis, each against
-# dummy keys of the real size. Build the binaries on a machine with Go first:
+# C2 throughput on a GPU host, in two parts of under 10 minutes each (docs/benchmarks.md,
+# "Compiled circuits on the H200 host"). Build the binaries on a machine with Go first:
 #
 #   make cuda && mkdir -p c2bench && cp bin/snarkd-cuda c2bench/ &&
-#   go test -c -ldflags "-s -w" -o c2bench/circuit.test ./filecoin/porep/circuit/
+#   go test -c -tags cuda -ldflags "-s -w" -o c2bench/prover.test ./prover/ &&
+#   go test -c -ldflags "-s -w" -o c2bench/circuit.test ./filecoin/porep/circuit/ &&
+#   go test -c -ldflags "-s -w" -o c2bench/post.test ./filecoin/post/
 #
-# then run `c2bench/c2-bench-device.sh [OUTDIR]` there (copy this script beside the binaries).
-# It prints a short table last; full logs and JSON reports go to OUTDIR (default ./c2bench-out).
+# then run `c2bench/c2-bench-device.sh synth|c2 [OUTDIR]` there (copy this script beside the
+# binaries). synth: the 32 GiB PoRep and WindowPoSt partition syntheses (full, witness-only,
+# products) and the 32 GiB equality tests, GPU proofs included. c2: `snarkd bench c2` with
+# compiled synthesis; C2_FULL=1 adds full synthesis (one proof: on a 128 GiB host it can run out
+# of memory). It prints a short table last; logs and JSON reports go to OUTDIR.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${1:-$here/../c2bench-out}
-mkdir -p "$out"
-proofs=${C2_PROOFS:-3}
+part=${1:?usage: c2-bench-device.sh synth|c2 [OUTDIR]}
+out=${2:-$here/../c2bench-out}
+mkdir -p "$out" /tmp/snarkd-bench-circuits
 { nproc; free -g | head -2; command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader; } | tee "$out/host.txt"
-SNARKD_BENCH_PROOF=32GiB "$here/circuit.test" -test.run XXX -test.bench 'SynthesizeParallel|WitnessOnly|Products' \
-  -test.benchtime 3x -test.benchmem >"$out/synth32.log" 2>&1
-for mode in compiled full; do
-  n=$proofs
-  [ "$mode" = full ] && n=2
-  "$here/snarkd-cuda" bench c2 --proof 32GiB --proofs "$n" --synthesis "$mode" --json \
-    >"$out/c2-$mode.json" 2>"$out/c2-$mode.log"
-  echo "bench c2 $mode: rc=$?" | tee -a "$out/host.txt"
-done
-echo
-echo "== 32 GiB partition synthesis (GOMAXPROCS $(nproc))"
-grep -E '^Benchmark' "$out/synth32.log"
-for mode in compiled full; do
-  echo "== bench c2, $mode synthesis"
-  grep -E '"(sustained_s_per_proof|first_proof_s|gpu_busy|peak_rss_gib|peak_vram_gib)"' "$out/c2-$mode.json"
-  grep -A12 '"per_partition_s"' "$out/c2-$mode.json" | grep -E '"(witness|abc|check|synthesis|prove|plan)"'
-done
+step() {
+  local name=$1 limit=$2 start rc
+  shift 2
+  start=$(date +%s)
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  rc=$?
+  echo "$name rc=$rc $(($(date +%s) - start))s" | tee -a "$out/steps.txt"
+}
+case $part in
+synth)
+  export SNARKD_BENCH_CIRCUIT_DIR=/tmp/snarkd-bench-circuits SNARKD_BENCH_PROOF=32GiB
+  step porep-full 110 "$here/circuit.test" -test.run XXX -test.bench SynthesizeParallel -test.benchtime 2x -test.benchmem
+  step porep-compiled 130 "$here/circuit.test" -test.run XXX -test.bench 'SynthesizeWitness|WitnessOnly|Products' -test.benchtime 4x -test.benchmem
+  step window 90 "$here/post.test" -test.run XXX -test.bench 'WindowPoSt32GiBSynthesis/(compiled|witness)' -test.benchtime 3x -test.benchmem
+  SNARKD_HEAVY_TESTS=1 step window-equal 100 "$here/post.test" -test.v -test.run TestWindowPoSt32GiBCompiledMatches
+  GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step porep-gpu-equal 200 "$here/prover.test" -test.v -test.run TestHardwarePoRepCompiledProofs
+  echo
+  grep -hE '^Benchmark' "$out"/porep-*.log "$out/window.log"
+  grep -hE -- '^(--- |ok|FAIL)|rows:|identical' "$out/window-equal.log" "$out/porep-gpu-equal.log"
+  ;;
+c2)
+  modes=compiled
+  [ "${C2_FULL:-}" = 1 ] && modes="compiled full"
+  for mode in $modes; do
+    n=${C2_PROOFS:-3}
+    [ "$mode" = full ] && n=1
+    step "c2-$mode" 300 "$here/snarkd-cuda" bench c2 --proof 32GiB --proofs "$n" --synthesis "$mode" --json
+  done
+  for mode in $modes; do
+    echo "== bench c2, $mode synthesis"
+    grep -E '^proof [0-9]|"(sustained_s_per_proof|first_proof_s|gpu_busy|peak_rss_gib|peak_vram_gib)"' "$out/c2-$mode.log"
+  done
+  ;;
+*)
+  echo "unknown part $part: want synth or c2" >&2
+  exit 2
+  ;;
+esac
+cat "$out/steps.txt"

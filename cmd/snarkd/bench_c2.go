@@ -51,6 +51,8 @@ type benchC2Report struct {
 	PeakRSSGiB  float64  `json:"peak_rss_gib"`
 	PeakVRAMGiB *float64 `json:"peak_vram_gib,omitempty"`
 	PrepareSec  float64  `json:"prepare_s"` // synthetic C1 outputs and keys, outside the timings
+	// GoMemoryLimitGiB is the Go runtime's soft memory limit (the heap grows towards it).
+	GoMemoryLimitGiB float64 `json:"go_memory_limit_gib"`
 }
 
 func benchC2Command() *cli.Command {
@@ -270,6 +272,7 @@ func runBenchC2(cctx *cli.Context) error {
 		rep.GPUBusy, rep.PeakVRAMGiB = &busy, &vram
 	}
 	rep.PeakRSSGiB = peakRSSGiB()
+	rep.GoMemoryLimitGiB = float64(memLimit) / (1 << 30)
 
 	if cctx.Bool("json") {
 		enc := json.NewEncoder(cctx.App.Writer)
@@ -288,7 +291,7 @@ func runBenchC2(cctx *cli.Context) error {
 	if rep.GPUBusy != nil {
 		fmt.Fprintf(w, "GPU busy       %.0f %%, peak VRAM %.1f GiB\n", *rep.GPUBusy*100, *rep.PeakVRAMGiB)
 	}
-	fmt.Fprintf(w, "peak RSS       %.1f GiB\n", rep.PeakRSSGiB)
+	fmt.Fprintf(w, "peak RSS       %.1f GiB (Go memory limit %.1f GiB)\n", rep.PeakRSSGiB, rep.GoMemoryLimitGiB)
 	return nil
 }
 

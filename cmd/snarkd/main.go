@@ -11,11 +11,16 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/buildinfo"
+	"github.com/snarkd/snarkd/internal/memlimit"
 )
+
+// memLimit is the Go runtime's soft memory limit set at start (memlimit.Set), and its source.
+var memLimit, memLimitSource = uint64(0), ""
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	memLimit, memLimitSource = memlimit.Set()
 	if err := newApp().RunContext(ctx, os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "snarkd:", err)
 		stop()

@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 )
@@ -47,4 +49,40 @@ func TestPoSt8MiBFromSealer(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPartition(t, part)
+}
+
+// A full WindowPoSt 32GiB partition (2,349 sectors, 126 M rows): the compiled path's witness
+// and a, b, c equal full synthesis's. SNARKD_HEAVY_TESTS=1 (≈ 40 GiB of memory, minutes of CPU).
+func TestWindowPoSt32GiBCompiledMatches(t *testing.T) {
+	if os.Getenv("SNARKD_HEAVY_TESTS") == "" {
+		t.Skip("set SNARKD_HEAVY_TESTS=1")
+	}
+	ctx := context.Background()
+	part := window32GiB(t)
+	comp, err := Compile(ctx, part.Circuit.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	pa, err := WitnessOnly(ctx, part.Circuit, comp, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	if err := comp.Complete(ctx, pa, 0); err != nil {
+		t.Fatal(err)
+	}
+	t2 := time.Now()
+	want, err := SynthesizeParallel(ctx, part.Circuit, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d rows: witness %s, products %s (fresh vectors); full synthesis %s", comp.NumConstraints(),
+		t1.Sub(t0).Round(time.Millisecond), t2.Sub(t1).Round(time.Millisecond), time.Since(t2).Round(time.Millisecond))
+	if err := pa.Diff(want); err != nil {
+		t.Fatal(err)
+	}
+	if row := cs.FirstUnsatisfied(pa); row >= 0 {
+		t.Fatalf("row %d not satisfied", row)
+	}
 }

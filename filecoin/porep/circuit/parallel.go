@@ -26,7 +26,10 @@ func SynthesizeParallel(ctx context.Context, c *Circuit, workers int) (*cs.Provi
 		return nil, fmt.Errorf("circuit: blank block shape: %w", err)
 	}
 	total := bs.at(n)
-	pa := cs.NewProvingAssignment(cs.Shape{NumInputs: total[0], NumAux: total[1], NumConstraints: total[2]})
+	// a, b and c get room for the FFT domain, so the provers pad them in place (a 32 GiB
+	// partition's copies would be another 13 GB while it proves).
+	domain := cs.Shape{NumConstraints: total[2]}.DomainSize()
+	pa := cs.NewProvingAssignment(cs.Shape{NumInputs: total[0], NumAux: total[1], NumConstraints: domain})
 	one := fr.One()
 	if _, err := pa.AllocInputValue("ONE", &one); err != nil {
 		return nil, err

@@ -1,0 +1,37 @@
+package cs
+
+import (
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
+
+// The pool hands back a vector of a fitting size, keeps at most poolKeep (the largest), never
+// hands out a vector far larger than asked, and lets everything go when drained.
+func TestVectorPool(t *testing.T) {
+	var p vectorPool
+	big := make([]fr.Element, 10, 5000)
+	p.put(big)
+	if v := p.get(10, 100); cap(v) == 5000 {
+		t.Fatal("a vector 50 times too large was handed out")
+	}
+	if v := p.get(3000, 3000); &v[0] != &big[:1][0] || len(v) != 3000 {
+		t.Fatalf("got a fresh vector (len %d, cap %d) instead of the free one", len(v), cap(v))
+	}
+	for i := range poolKeep + 4 {
+		p.put(make([]fr.Element, 0, 100+i))
+	}
+	if len(p.free) != poolKeep {
+		t.Fatalf("%d free vectors kept, want %d", len(p.free), poolKeep)
+	}
+	for _, v := range p.free {
+		if cap(v) < 104 {
+			t.Fatalf("kept a vector of %d while larger ones were let go", cap(v))
+		}
+	}
+	p.drain()
+	if len(p.free) != 0 {
+		t.Fatalf("%d vectors kept after drain", len(p.free))
+	}
+	p.timer.Stop()
+}
