@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // ErrBlockShape reports a block that does not have the size its BlockLayout gives (or, in
@@ -40,7 +42,8 @@ func (e *BlockError) Unwrap() error { return e.Err }
 const blockCtxMask = 1<<14 - 1
 
 // SynthesizeBlocks runs synth(sys, i) for the n blocks i that follow the prefix already in pa,
-// at most workers at a time (≤ 0: one goroutine per block). Blocks read only prefix variables and
+// at most workers at a time (≤ 0: twice the cores, so that every core stays busy while the last
+// blocks finish, and a WindowPoSt partition's 2,349 blocks do not all run at once). Blocks read only prefix variables and
 // have layout's size, so each writes its rows and aux values at their final offsets in pa; the
 // result is that of synthesizing the blocks in order into pa (the input_i·0=0 rows are the
 // caller's to add). The first block to fail cancels the others; the lowest-indexed failure other
@@ -52,9 +55,10 @@ func SynthesizeBlocks(ctx context.Context, pa *ProvingAssignment, layout BlockLa
 		pa.A, pa.B, pa.C = growTo(pa.A, rows), growTo(pa.B, rows), growTo(pa.C, rows)
 	}
 	pa.Aux = growTo(pa.Aux, aux)
-	if workers <= 0 || workers > n {
-		workers = n
+	if workers <= 0 {
+		workers = 2 * cores.N()
 	}
+	workers = min(workers, n)
 	blocks := make([]*BlockSystem, n)
 	errs := make([]error, n)
 	ctx, cancel := context.WithCancel(ctx)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // Compiled is a circuit's R1CS in compact form, recorded once per circuit shape from blank
@@ -546,7 +547,7 @@ func (c *Compiled) Products(ctx context.Context, inputs, aux, a, b, cv []fr.Elem
 		a[inRows+i], b[inRows+i], cv[inRows+i] = inputs[i], fr.Element{}, fr.Element{}
 	}
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = cores.N()
 	}
 	workers = min(workers, len(items))
 	var next atomic.Int64
@@ -731,7 +732,7 @@ func WitnessBlocks(ctx context.Context, comp *Compiled, prefix PrefixFunc, n, wo
 // checked in parallel chunks.
 func FirstUnsatisfied(pa *ProvingAssignment) int {
 	n := len(pa.A)
-	chunks := runtime.GOMAXPROCS(0)
+	chunks := cores.N()
 	size := max(1<<16, (n+chunks-1)/chunks)
 	first := make([]int, (n+size-1)/size)
 	var wg sync.WaitGroup

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/big"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -16,6 +15,8 @@ import (
 
 	bls12381 "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // KernelBenchConfig selects what KernelBench measures.
@@ -65,7 +66,7 @@ func summarize(op string, lg uint, mode string, dev, wall []time.Duration, note 
 // benchScalars fills v with pseudo-random elements below r (each a valid Montgomery form);
 // kind "01" makes 95% of them 0 or 1.
 func benchScalars(v []fr.Element, seed uint64, kind string) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	per := (len(v) + workers - 1) / workers
 	top := fr.Modulus().Rsh(fr.Modulus(), 192).Uint64() // r's top limb
 	var one fr.Element
@@ -101,7 +102,7 @@ func benchScalars(v []fr.Element, seed uint64, kind string) {
 // benchPointsG1 returns n distinct random points (parallel random walks).
 func benchPointsG1(n int, seed uint64) []bls12381.G1Affine {
 	_, _, g, _ := bls12381.Generators()
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	per := (n + workers - 1) / workers
 	out := make([]bls12381.G1Affine, n)
 	var wg sync.WaitGroup
@@ -135,7 +136,7 @@ func benchPointsG1(n int, seed uint64) []bls12381.G1Affine {
 
 func benchPointsG2(n int, seed uint64) []bls12381.G2Affine {
 	_, _, _, g := bls12381.Generators()
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	per := (n + workers - 1) / workers
 	out := make([]bls12381.G2Affine, n)
 	var wg sync.WaitGroup

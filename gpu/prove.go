@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // ProveRequest is one Groth16 partition for the GPU partition prover.
@@ -310,7 +310,7 @@ func gatherInto(dst, vals []fr.Element, d *cs.Density) int {
 		return copy(dst, vals)
 	}
 	words := d.Words()
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	per := max((len(words)+workers-1)/workers, 1024)
 	type span struct{ lo, hi, at int }
 	var spans []span
@@ -514,7 +514,7 @@ func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *pa
 		if err := groth16.ComputeHMSM(ctx, pk, h, res); err != nil {
 			return err
 		}
-		cfg := ecc.MultiExpConfig{NbTasks: runtime.GOMAXPROCS(0)}
+		cfg := ecc.MultiExpConfig{NbTasks: cores.N()}
 		res.L, res.A, res.B1, res.B2 = g1Infinity(), g1Infinity(), g1Infinity(), g2Infinity()
 		for q, dst := range map[Query]*bls.G1Jac{QueryL: &res.L, QueryA: &res.A, QueryBG1: &res.B1} {
 			pts := [...][]bls.G1Affine{QueryL: pk.L, QueryA: pk.A, QueryBG1: pk.BG1}[q]

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
+
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 const (
@@ -220,7 +221,7 @@ func firstErr(a, b error) error {
 
 // parallelRange splits [0, n) over the CPU cores.
 func parallelRange(n int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	if n < 4096 || workers == 1 {
 		fn(0, n)
 		return

@@ -2,13 +2,13 @@ package groth16
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // DummyParameters returns parameters of circuit's exact shape whose points are consecutive
@@ -115,7 +115,7 @@ func multiplesG2(n int, start int64) []bls.G2Affine {
 func repeat[T any](base []T, n int) []T {
 	out := make([]T, n)
 	chunks := (n + len(base) - 1) / len(base)
-	workers := min(runtime.GOMAXPROCS(0), chunks)
+	workers := min(cores.N(), chunks)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

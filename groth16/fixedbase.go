@@ -2,13 +2,14 @@ package groth16
 
 import (
 	"context"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // Fixed-base multiplication for key generation. Every setup vector is k·G for the same
@@ -99,7 +100,7 @@ func forChunks(ctx context.Context, n, chunk int, newWorker func() func(lo, hi i
 		return err
 	}
 	nChunks := (n + chunk - 1) / chunk
-	workers := min(runtime.GOMAXPROCS(0), nChunks)
+	workers := min(cores.N(), nChunks)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

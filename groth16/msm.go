@@ -2,13 +2,13 @@ package groth16
 
 import (
 	"math/bits"
-	"runtime"
 	"sync"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // Filecoin witnesses are dominated by bits, so the aux MSMs (l, a, b) mostly multiply by 0 or 1.
@@ -94,7 +94,7 @@ type classified[J any] struct {
 const otherShareDen = 2 // other·2 ≤ n
 
 func msmG1(out *bls.G1Jac, points []bls.G1Affine, src scalarSource) error {
-	cks := src.chunks(runtime.GOMAXPROCS(0))
+	cks := src.chunks(cores.N())
 	parts := make([]classified[bls.G1Jac], len(cks))
 	var wg sync.WaitGroup
 	for i, c := range cks {
@@ -148,7 +148,7 @@ func msmG1(out *bls.G1Jac, points []bls.G1Affine, src scalarSource) error {
 }
 
 func msmG2(out *bls.G2Jac, points []bls.G2Affine, src scalarSource) error {
-	cks := src.chunks(runtime.GOMAXPROCS(0))
+	cks := src.chunks(cores.N())
 	parts := make([]classified[bls.G2Jac], len(cks))
 	var wg sync.WaitGroup
 	for i, c := range cks {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"runtime"
 	"sync"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	logging "github.com/ipfs/go-log/v2"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 var log = logging.Logger("snarkd/groth16")
@@ -137,7 +137,7 @@ func ComputeH(ctx context.Context, a, b, c []fr.Element) ([]fr.Element, error) {
 	}
 	dom := getDomain(uint64(m))
 	a, b, c = padTo(a, m), padTo(b, m), padTo(c, m)
-	nb := fft.WithNbTasks(runtime.GOMAXPROCS(0))
+	nb := fft.WithNbTasks(cores.N())
 	g := dom.FrMultiplicativeGen
 	for _, v := range [][]fr.Element{a, b} {
 		if err := ctx.Err(); err != nil {
@@ -215,7 +215,7 @@ type StageTiming struct {
 	Duration time.Duration
 }
 
-func msmConfig() ecc.MultiExpConfig { return ecc.MultiExpConfig{NbTasks: runtime.GOMAXPROCS(0)} }
+func msmConfig() ecc.MultiExpConfig { return ecc.MultiExpConfig{NbTasks: cores.N()} }
 
 // ComputeHMSM runs the h MSM (Σ h_i·H_i) into res.H.
 func ComputeHMSM(ctx context.Context, pk *Parameters, h []fr.Element, res *MSMResults) error {

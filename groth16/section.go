@@ -3,11 +3,12 @@ package groth16
 import (
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"sync"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // streamChunk is how many points a streaming read buffers before decoding them in parallel.
@@ -15,7 +16,7 @@ const streamChunk = 1 << 15
 
 // parallelFor runs fn over [0, n) split into chunks on all CPUs and returns the first error.
 func parallelFor(n int, fn func(lo, hi int) error) error {
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	if n < 1024 || workers == 1 {
 		return fn(0, n)
 	}

@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 
 // scratchDir is a directory shared by the tests of one test binary run (the daemon binary,
 // generated parameters), removed when the run ends.
-func scratchDir(t *testing.T) string {
+func scratchDir(t testing.TB) string {
 	t.Helper()
 	scratchOnce.Do(func() {
 		scratch, scratchErr = os.MkdirTemp("", "snarkd-itest-")
@@ -56,7 +56,7 @@ func scratchDir(t *testing.T) string {
 // buildDaemon returns the snarkd binary the tests run: SNARKD_ITEST_BIN when set (a prebuilt
 // binary: a test binary from `go test -c ./itests` then runs where there is no Go toolchain and
 // no source tree), otherwise cmd/snarkd compiled once per test binary run.
-func buildDaemon(t *testing.T) string {
+func buildDaemon(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if p := os.Getenv("SNARKD_ITEST_BIN"); p != "" {
@@ -99,7 +99,7 @@ var apiInfoRe = regexp.MustCompile(`^SNARKD_API_INFO=([A-Za-z0-9_.-]+):/ip4/([0-
 
 // daemon is a running `snarkd run` process.
 type daemon struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	repo  string
 	base  string // http://127.0.0.1:port
@@ -110,7 +110,7 @@ type daemon struct {
 }
 
 // startDaemon runs `snarkd run` on an ephemeral loopback port in repo.
-func startDaemon(t *testing.T, bin, repo string, extraEnv []string, args ...string) *daemon {
+func startDaemon(t testing.TB, bin, repo string, extraEnv []string, args ...string) *daemon {
 	t.Helper()
 	argv := append([]string{"--repo", repo, "--log-format", "json", "run", "--listen", "127.0.0.1:0"}, args...)
 	cmd := exec.Command(bin, argv...)
@@ -182,7 +182,7 @@ func (d *daemon) header(tok string) http.Header {
 }
 
 // client dials the native API with the write token (ws for Events).
-func (d *daemon) client(t *testing.T, ws bool) rpcapi.Prover {
+func (d *daemon) client(t testing.TB, ws bool) rpcapi.Prover {
 	t.Helper()
 	url := d.base + "/rpc/v0"
 	if ws {
@@ -197,7 +197,7 @@ func (d *daemon) client(t *testing.T, ws bool) rpcapi.Prover {
 }
 
 // adminToken mints an admin token with the daemon's CLI from its repo.
-func (d *daemon) adminToken(t *testing.T, bin string) string {
+func (d *daemon) adminToken(t testing.TB, bin string) string {
 	t.Helper()
 	out, err := exec.Command(bin, "--repo", d.repo, "auth", "create-token", "--perm", "admin").Output()
 	if err != nil {

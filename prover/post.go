@@ -3,7 +3,6 @@ package prover
 import (
 	"context"
 	"fmt"
-	"runtime"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/filecoin-project/go-state-types/abi"
@@ -14,11 +13,12 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // synthesisWorkers is the parallelism of PoSt and SnapDeals synthesis (it does not change the
 // constraint order).
-func synthesisWorkers() int { return runtime.GOMAXPROCS(0) }
+func synthesisWorkers() int { return cores.N() }
 
 // PoStParams returns the parameters of a PoSt proof type from the Filecoin parameter directory.
 func (c *ParamCache) PoSt(ctx context.Context, p *post.Proof) (*SealParams, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/prover"
 )
@@ -208,7 +208,7 @@ func runBenchC2(cctx *cli.Context) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	fmt.Fprintf(out, "proving %d × %s (%d partitions) on %s, %s synthesis, %d at a time, GOMAXPROCS %d\n",
-		n, p.Name, p.Partitions, backendName, synthesis, jobs, runtime.GOMAXPROCS(0))
+		n, p.Name, p.Partitions, backendName, synthesis, jobs, cores.N())
 	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
@@ -239,7 +239,7 @@ func runBenchC2(cctx *cli.Context) error {
 	}
 
 	rep := benchC2Report{Proof: p.Name, Partitions: p.Partitions, Backend: backendName, Synthesis: synthesis, Setup: setup,
-		Verified: outcomes[0].res.Unverified == 0, Proofs: n, Jobs: jobs, Cores: runtime.GOMAXPROCS(0),
+		Verified: outcomes[0].res.Unverified == 0, Proofs: n, Jobs: jobs, Cores: cores.N(),
 		FirstSec: outcomes[0].end.Sub(outcomes[0].start).Seconds(), PrepareSec: prepare.Seconds(),
 		PhasesSec: map[string]float64{}, PerPartitionSec: map[string]float64{}}
 	// The steady state: the proofs after the first jobs, which ran alongside the loads.

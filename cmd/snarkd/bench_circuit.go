@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/post"
+	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -77,6 +77,6 @@ func benchCircuitFor(ctx context.Context, name, constraints string, seed uint64)
 	return &benchCircuit{name: fmt.Sprintf("%s, %d sectors (synthetic vanilla proofs)", p.Name, len(vanilla)),
 		blank: f.Blank(), inputs: part.Inputs,
 		synthesize: func(ctx context.Context, _ cs.Shape) (*cs.ProvingAssignment, error) {
-			return post.SynthesizeParallel(ctx, part.Circuit, runtime.GOMAXPROCS(0))
+			return post.SynthesizeParallel(ctx, part.Circuit, cores.N())
 		}}, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // benchProver proves one synthesized assignment and reports its step timings. Backends other
@@ -96,7 +97,7 @@ func benchProveCommand() *cli.Command {
 			if !cctx.Bool("json") {
 				fmt.Fprintf(out, "circuit: %s, domain 2^%d, %d aux, %d inputs (witness inputs prepared in %.2fs); %s keys in %.1fs; GOMAXPROCS %d\n",
 					bc.name, log2(n), len(pk.L), len(pk.VK.IC), planTime.Seconds(), cctx.String("setup"),
-					time.Since(t0).Seconds(), runtime.GOMAXPROCS(0))
+					time.Since(t0).Seconds(), cores.N())
 			}
 			var proveTimes []float64
 			for run := 1; run <= runs; run++ {

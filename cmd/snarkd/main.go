@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/buildinfo"
+	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/internal/memlimit"
 )
 
@@ -21,6 +22,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	memLimit, memLimitSource = memlimit.Set()
+	// Spare Ps keep the RPC handlers answering while every core proves (package cores).
+	cores.Spare()
 	if err := newApp().RunContext(ctx, os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "snarkd:", err)
 		stop()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/cuzk"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/repolock"
@@ -257,7 +259,8 @@ func announce(c *cli.Context, cfg config.Config, a announcement) error {
 		fmt.Fprintf(w, "cuzk gRPC proving API for Curio on %s\n", a.cuzk)
 	}
 	log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", a.backend,
-		"native", gpu.NativeLib, "listen", addr.String(), "go_memory_limit", gpu.FormatBytes(memLimit), "memory_limit_from", memLimitSource)
+		"native", gpu.NativeLib, "listen", addr.String(), "go_memory_limit", gpu.FormatBytes(memLimit), "memory_limit_from", memLimitSource,
+		"compute_goroutines", cores.N(), "gomaxprocs", runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "snarkd %s listening on %s (backend %s)\n", buildinfo.String(), url, a.backend)
 	fmt.Fprintf(w, "SNARKD_API_INFO=%s:%s\n", writeTok, info)
 	fmt.Fprintf(w, "(a write token; `snarkd auth api-info --perm admin` prints an admin one, and %s holds one for this host's CLI)\n",

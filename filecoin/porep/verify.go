@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/merkle"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // ErrInconsistent marks a C1 output whose vanilla proofs do not prove what they claim.
@@ -96,7 +96,7 @@ func Verify(ctx context.Context, o *c1.Output, p *prooftypes.SealProof, id *Sect
 	errs := make([]error, len(jobs))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	for range min(cores.N(), len(jobs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -44,8 +44,8 @@ func blockShapeOf(p *Params) (blockShape, error) {
 }
 
 // SynthesizeParallel is cs.SynthesizeProving for a witness circuit with its challenge blocks
-// synthesized concurrently (at most workers at a time; ≤ 0 means GOMAXPROCS-bounded by the Go
-// scheduler, one goroutine per block). Blocks only read the prefix's variables and have the
+// synthesized concurrently (at most workers at a time; ≤ 0 means twice the cores,
+// cs.SynthesizeBlocks). Blocks only read the prefix's variables and have the
 // blank block's shape, so each writes its rows and aux values at their final offsets
 // (cs.SynthesizeBlocks): a, b, c, inputs, aux and densities are exactly those of sequential
 // synthesis.

@@ -11,8 +11,7 @@ import (
 )
 
 // SynthesizeParallel is cs.SynthesizeProving for a witness circuit with its challenge blocks
-// synthesized concurrently (at most workers at a time; 0 means one goroutine per block, which the
-// Go scheduler spreads over GOMAXPROCS). The blocks only read the prefix's variables and all have
+// synthesized concurrently (at most workers at a time; 0 means twice the cores, cs.SynthesizeBlocks). The blocks only read the prefix's variables and all have
 // the shape of one blank block (BlankShape), so each writes its rows and aux values in place at
 // its final offsets (cs.SynthesizeBlocks): the result (a, b, c, inputs, aux, densities) is
 // identical to sequential synthesis, with no copy.
