@@ -3,12 +3,10 @@ package groth16
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
 
 	"github.com/snarkd/snarkd/cs"
-	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // DummyParameters returns parameters of circuit's exact shape whose points are consecutive
@@ -114,19 +112,8 @@ func multiplesG2(n int, start int64) []bls.G2Affine {
 // vector costs more in page faults than in copying, and faults are taken in parallel.
 func repeat[T any](base []T, n int) []T {
 	out := make([]T, n)
-	chunks := (n + len(base) - 1) / len(base)
-	workers := min(cores.N(), chunks)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := int(next.Add(1)) - 1; k < chunks; k = int(next.Add(1)) - 1 {
-				copy(out[k*len(base):], base)
-			}
-		}()
-	}
-	wg.Wait()
+	_ = forChunks(context.Background(), n, len(base), func() func(lo, hi int) {
+		return func(lo, hi int) { copy(out[lo:hi], base) }
+	})
 	return out
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // Synthesis of the WinningPoSt 32GiB partition (370,590 constraints) from a synthetic vanilla
-// proof: sequential, and by sector on GOMAXPROCS goroutines.
+// proof: decoding and checks, sequential synthesis, and benchPartitionSynthesis.
 func BenchmarkWinningPoSt32GiBSynthesis(b *testing.B) {
 	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWinning32GiBV1)
 	rnd := testRandomness(21)
@@ -41,28 +41,7 @@ func BenchmarkWinningPoSt32GiBSynthesis(b *testing.B) {
 			}
 		}
 	})
-	b.Run("parallel", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := SynthesizeParallel(ctx, part.Circuit, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	comp, err := Compile(ctx, part.Circuit.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("compiled", func(b *testing.B) {
-		for b.Loop() {
-			pa, err := WitnessOnly(ctx, part.Circuit, comp, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := comp.Complete(ctx, pa, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchPartitionSynthesis(b, part.Circuit)
 }
 
 // window32GiB returns a full WindowPoSt 32GiB partition (2,349 sectors) from synthetic
@@ -93,40 +72,45 @@ func window32GiB(tb testing.TB) *Partition {
 	return part
 }
 
-// Synthesis of a full WindowPoSt 32GiB partition (2,349 sectors, 10 challenges each): full
-// synthesis by sector on GOMAXPROCS goroutines, and the compiled path (witness-only
-// synthesis, then a, b, c from the matrices) with its two steps apart, in the steady state
-// (vectors recycled between partitions).
+// Synthesis of a full WindowPoSt 32GiB partition (2,349 sectors, 10 challenges each)
+// (benchPartitionSynthesis).
 func BenchmarkWindowPoSt32GiBSynthesis(b *testing.B) {
-	part := window32GiB(b)
+	benchPartitionSynthesis(b, window32GiB(b).Circuit)
+}
+
+// benchPartitionSynthesis runs a partition's sub-benchmarks: full synthesis by sector on
+// GOMAXPROCS goroutines ("parallel"), and the compiled path in the steady state, vectors
+// recycled between partitions ("compiled": witness-only synthesis and a, b, c from the
+// matrices; "witness": the first step alone).
+func benchPartitionSynthesis(b *testing.B, c *Circuit) {
 	ctx := context.Background()
 	b.Run("parallel", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := SynthesizeParallel(ctx, part.Circuit, 0); err != nil {
+			if _, err := SynthesizeParallel(ctx, c, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	comp, err := Compile(ctx, part.Circuit.Config)
+	comp, err := Compile(ctx, c.Config)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("compiled: %d rows, %.1f MiB", comp.NumConstraints(), float64(comp.Bytes())/(1<<20))
 	b.Run("compiled", func(b *testing.B) {
 		for b.Loop() {
-			pa, err := WitnessOnly(ctx, part.Circuit, comp, 0)
+			pa, err := WitnessOnly(ctx, c, comp, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
 			if err := comp.Complete(ctx, pa, 0); err != nil {
 				b.Fatal(err)
 			}
-			pa.Recycle() // the steady state: the next partition reuses the vectors
+			pa.Recycle()
 		}
 	})
 	b.Run("witness", func(b *testing.B) {
 		for b.Loop() {
-			pa, err := WitnessOnly(ctx, part.Circuit, comp, 0)
+			pa, err := WitnessOnly(ctx, c, comp, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
