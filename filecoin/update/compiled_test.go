@@ -97,3 +97,51 @@ func TestSynthesizeWitnessProductionShape(t *testing.T) {
 		t.Fatalf("row %d not satisfied", row)
 	}
 }
+
+// At 8MiB, from synthetic sparse sectors (every partition, both variants), the compiled path's
+// witness and a, b, c equal full synthesis's.
+func TestSynthesizeWitnessMatches8MiB(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("multi-million-row syntheses; CI runs them without -race")
+	}
+	ctx := context.Background()
+	for _, poseidon := range []bool{false, true} {
+		p, err := FromSectorSize(prooftypes.SectorSize8MiB)
+		if poseidon {
+			p, err = FromSectorSizePoseidon(prooftypes.SectorSize8MiB)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Synthetic(p, p.HDefault(), 64, rand.NewChaCha8([32]byte{8}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp, err := Compile(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k < p.PartitionCount; k++ {
+			b, err := e.PartitionProof(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _, err := p.Partition(b, e.Inputs(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := SynthesizeParallel(ctx, c, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := SynthesizeWitness(ctx, c, comp, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := got.Diff(want); err != nil {
+				t.Fatalf("poseidon %v partition %d: %v", poseidon, k, err)
+			}
+			t.Logf("poseidon %v partition %d of %d: %d rows equal", poseidon, k, p.PartitionCount, len(want.A))
+		}
+	}
+}
