@@ -156,7 +156,7 @@ type Jobs struct {
 }
 
 // Bounds of the test circuit that no setting lifts (the jobs package's MaxTestConstraints and
-// MaxTestPartitions; config does not import it).
+// MaxTestPartitions are these).
 const (
 	TestConstraintsCeiling = 1 << 24
 	TestPartitionsCeiling  = 16

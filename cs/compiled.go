@@ -673,13 +673,7 @@ func (c *Compiled) Complete(ctx context.Context, pa *ProvingAssignment, workers 
 	// Room for the FFT domain, so that the prover pads a, b and c to it in place rather than
 	// copying each into a vector of the domain's size.
 	m := c.Shape().DomainSize()
-	for _, v := range []*[]fr.Element{&pa.A, &pa.B, &pa.C} {
-		if cap(*v) < m {
-			*v = c.vectors.get(n, m)
-		} else {
-			*v = (*v)[:n]
-		}
-	}
+	pa.A, pa.B, pa.C = c.vectors.get(n, m), c.vectors.get(n, m), c.vectors.get(n, m)
 	pa.pool = &c.vectors
 	if err := c.Products(ctx, pa.Input, pa.Aux, pa.A, pa.B, pa.C, workers); err != nil {
 		return err

@@ -219,7 +219,7 @@ func TestCompiledBlocksOfDifferentStructure(t *testing.T) {
 	if err := comp.Store(path); err != nil {
 		t.Fatal(err)
 	}
-	if comp, err = LoadCompiled(path, "toy"); err != nil {
+	if comp, err = LoadCompiled(path, "toy", ""); err != nil {
 		t.Fatal(err)
 	}
 	want, err := SynthesizeProving(ctx, c, Shape{})
@@ -281,9 +281,12 @@ func TestCompiledStoreLoad(t *testing.T) {
 		if err := comp.Store(path); err != nil {
 			t.Fatal(err)
 		}
-		back, err := LoadCompiled(path, "test/mix")
+		back, err := LoadCompiled(path, "test/mix", "")
 		if err != nil {
 			t.Fatalf("%d blocks: %v", c.n, err)
+		}
+		if _, err := LoadCompiled(path, "test/mix", back.Build+"-other"); !errors.Is(err, ErrCompiledFile) || !strings.Contains(err.Error(), "recorded by snarkd") {
+			t.Fatalf("a file of another build: %v", err)
 		}
 		want, err := SynthesizeProving(ctx, c, Shape{})
 		if err != nil {
@@ -302,7 +305,7 @@ func TestCompiledStoreLoad(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := LoadCompiled(p, key)
+		_, err := LoadCompiled(p, key, "")
 		var fe *CompiledFileError
 		if !errors.As(err, &fe) || !errors.Is(err, ErrCompiledFile) || fe.Path != p {
 			t.Fatalf("want a CompiledFileError naming %s, got %v", p, err)
@@ -349,7 +352,7 @@ func FuzzReadCompiled(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, base uint8, off, del uint32, patch []byte) {
 		data := fuzzedit.Splice(bases[int(base)%len(bases)], off, del, patch)
-		got, err := ReadCompiled(bytes.NewReader(data), int64(len(data)), "fuzz", "k")
+		got, err := ReadCompiled(bytes.NewReader(data), int64(len(data)), "fuzz", "k", "")
 		if err != nil {
 			var fe *CompiledFileError
 			if !errors.As(err, &fe) || !errors.Is(err, ErrCompiledFile) {
@@ -441,6 +444,12 @@ func TestRecycledVectorsReused(t *testing.T) {
 	equalAssignments(t, again, want)
 	if !held[&again.Aux[:1][0]] || !held[&again.A[:1][0]] {
 		t.Fatal("the recycled vectors were not reused")
+	}
+	// A dropped circuit lets its kept vectors go.
+	again.Recycle()
+	comp.ReleaseVectors()
+	if n := len(comp.vectors.free); n != 0 {
+		t.Fatalf("%d vectors kept after ReleaseVectors", n)
 	}
 
 	// Full synthesis's assignments have no pool: Recycle leaves them alone.

@@ -108,9 +108,11 @@ func (c *Compiled) matrices() []*Sparse {
 }
 
 // ReadCompiled reads a stored compiled circuit of size bytes (its file size) and checks it
-// completely: format, key, checksum and that every row, column and coefficient is in range, so
-// a damaged file is refused (*CompiledFileError, naming name) and never evaluated.
-func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) {
+// completely: format, key, the recording build (unless build is empty), checksum and that every
+// row, column and coefficient is in range, so a damaged file is refused (*CompiledFileError,
+// naming name) and never evaluated. Key and build are checked from the header, before the rest
+// is read.
+func ReadCompiled(r io.Reader, size int64, name, key, build string) (*Compiled, error) {
 	bad := func(format string, args ...any) error {
 		return &CompiledFileError{Path: name, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -153,6 +155,9 @@ func ReadCompiled(r io.Reader, size int64, name, key string) (*Compiled, error) 
 	bb := make([]byte, bl)
 	if err := rd.full(bb); err != nil {
 		return nil, bad("truncated build")
+	}
+	if build != "" && string(bb) != build {
+		return nil, bad("recorded by snarkd %q, this is %q", bb, build)
 	}
 	c := &Compiled{Key: key, Build: string(bb)}
 	for _, p := range c.counts() {
@@ -388,8 +393,9 @@ func writeUints[T uint16 | uint32](w io.Writer, buf []byte, s []T) []byte {
 	return buf
 }
 
-// LoadCompiled reads the compiled circuit stored at path for key (ReadCompiled).
-func LoadCompiled(path, key string) (*Compiled, error) {
+// LoadCompiled reads the compiled circuit stored at path for key, recorded by build (any build
+// when empty; ReadCompiled).
+func LoadCompiled(path, key, build string) (*Compiled, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -402,7 +408,7 @@ func LoadCompiled(path, key string) (*Compiled, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, &CompiledFileError{Path: path, Reason: "not a regular file"}
 	}
-	return ReadCompiled(f, fi.Size(), path, key)
+	return ReadCompiled(f, fi.Size(), path, key, build)
 }
 
 // Store writes c to path atomically (a temporary file renamed into place).

@@ -84,15 +84,25 @@ func (p *vectorPool) put(vs ...[]fr.Element) {
 
 // drain lets every free vector go and returns the memory to the system.
 func (p *vectorPool) drain() {
-	p.mu.Lock()
-	n := len(p.free)
-	clear(p.free)
-	p.free = p.free[:0]
-	p.mu.Unlock()
-	if n > 0 {
+	if p.release() > 0 {
 		debug.FreeOSMemory()
 	}
 }
+
+// release lets every free vector go and returns how many there were.
+func (p *vectorPool) release() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.free)
+	clear(p.free)
+	p.free = p.free[:0]
+	return n
+}
+
+// ReleaseVectors lets go of the vectors kept for this circuit's next partitions (call it when
+// the circuit is dropped: they are not counted with it). Vectors of partitions still proving
+// come back later and go after the pool's idle time.
+func (c *Compiled) ReleaseVectors() { c.vectors.release() }
 
 // Recycle hands the vectors of pa, an assignment whose proof is done, back to the compiled
 // circuit it was completed from, for the next partition; pa is emptied. It does nothing for an

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/snarkd/snarkd/internal/memlimit"
 )
 
 // PinnedStats counts what a pinned pool did.
@@ -67,11 +69,12 @@ type hostPin struct {
 	ready chan struct{}
 }
 
-// DefaultPinnedBudget is half of physical memory (4 GiB where that is unknown). Most of it goes
-// to SRS vectors locked in place, which occupy that memory whether locked or not; the upload
-// staging itself stays within a few rings of 64 MiB buffers per worker.
+// DefaultPinnedBudget is half of the memory this process may use (memlimit.Available: RAM, or
+// the cgroup's limit when lower; 4 GiB where that is unknown). Most of it goes to SRS vectors
+// locked in place, which occupy that memory whether locked or not; the upload staging itself
+// stays within a few rings of 64 MiB buffers per worker.
 func DefaultPinnedBudget() uint64 {
-	if ram := physicalMemory(); ram > 0 {
+	if ram, err := memlimit.Available(); err == nil && ram > 0 {
 		return ram / 2
 	}
 	return 4 << 30

@@ -97,8 +97,10 @@ func (p *Prover) ForgetParams(pk *groth16.Parameters) {
 // scalars from host memory, so that the MSMs read them at full PCIe speed instead of through
 // the driver's pageable path. A and B live in buffers reused across partitions
 // (Prover.buffers), so one registration serves many partitions. L's vector is the partition's
-// witness, new each time: it is copied into a pooled buffer that is registered, a parallel host
-// copy being cheaper than registering fresh memory and far cheaper than streaming it pageable.
+// witness, which may be new memory (full synthesis) or memory recycled by the compiled
+// circuit's pool: either way it is copied into a pooled buffer that is registered, a parallel
+// host copy being cheaper than registering fresh memory and far cheaper than streaming it
+// pageable. (Registering the recycled witness in place would save that copy.)
 // Vectors the pinned budget cannot hold stay pageable (counted by the pool). Returns the
 // function that releases them.
 func pinStreamedScalars(run *Run, in *partitionInputs) (release func()) {

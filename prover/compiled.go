@@ -135,10 +135,7 @@ func loadOrCompile(ctx context.Context, dir, key string, build func(context.Cont
 	if dir != "" {
 		path = filepath.Join(dir, key+".r1cs")
 		t0 := time.Now()
-		comp, err := cs.LoadCompiled(path, key)
-		if err == nil && comp.Build != buildID() {
-			err = &cs.CompiledFileError{Path: path, Reason: fmt.Sprintf("recorded by snarkd %q, this is %q", comp.Build, buildID())}
-		}
+		comp, err := cs.LoadCompiled(path, key, buildID())
 		switch {
 		case err == nil:
 			log.Infow("compiled circuit loaded", "file", path, "bytes", comp.Bytes(), "took", time.Since(t0))
@@ -278,6 +275,7 @@ func (c *ParamCache) dropCompiled(sp *SealParams, key string, comp *cs.Compiled)
 		if ce, ok := e.compiled[key]; ok && ce.comp == comp {
 			delete(e.compiled, key)
 			e.bytes -= comp.Bytes()
+			comp.ReleaseVectors()
 		}
 	}
 	c.mu.Unlock()

@@ -71,7 +71,7 @@ func TestCompiledCache(t *testing.T) {
 	}
 
 	// A file another build of snarkd recorded is recorded again.
-	stored, err := cs.LoadCompiled(filepath.Join(circuits, key+".r1cs"), key)
+	stored, err := cs.LoadCompiled(filepath.Join(circuits, key+".r1cs"), key, "")
 	if err != nil || stored.Build != buildID() {
 		t.Fatalf("stored file: build %q, %v; want %q", stored.Build, err, buildID())
 	}
@@ -96,7 +96,7 @@ func TestCompiledCache(t *testing.T) {
 	if _, err := cache.Compiled(ctx, e.sp, key, build, true); err != nil || builds != 3 {
 		t.Fatalf("truncated file: %d builds, %v", builds, err)
 	}
-	if _, err := cs.LoadCompiled(file, key); err != nil {
+	if _, err := cs.LoadCompiled(file, key, ""); err != nil {
 		t.Fatalf("the rebuilt file: %v", err)
 	}
 

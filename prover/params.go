@@ -115,6 +115,11 @@ func (c *ParamCache) setOnDrop(fn func(*groth16.Parameters)) {
 // droppedLocked records that e is out of the cache and no proof holds it any more; call it
 // when the second of those becomes true.
 func (c *ParamCache) droppedLocked(e *paramEntry) {
+	for _, ce := range e.compiled {
+		if ce.comp != nil {
+			ce.comp.ReleaseVectors()
+		}
+	}
 	if e.refs == 0 && e.sp != nil && e.sp.PK != nil && c.onDrop != nil {
 		c.dropped = append(c.dropped, e.sp.PK)
 	}

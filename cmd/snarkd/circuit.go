@@ -98,7 +98,7 @@ func circuitCompile(c *cli.Context) error {
 		return err
 	}
 	t1 := time.Now()
-	if _, err := cs.LoadCompiled(rep.File, comp.Key); err != nil {
+	if _, err := cs.LoadCompiled(rep.File, comp.Key, comp.Build); err != nil {
 		return fmt.Errorf("reading back %s: %w", rep.File, err)
 	}
 	rep.LoadSec = time.Since(t1).Seconds()

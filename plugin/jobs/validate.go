@@ -8,6 +8,7 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/rpcapi"
@@ -18,9 +19,9 @@ import (
 const (
 	MaxRequestIDLen = 256
 	// MaxTestConstraints bounds a test-circuit partition (2^24 constraints).
-	MaxTestConstraints = 1 << 24
+	MaxTestConstraints = config.TestConstraintsCeiling
 	// MaxTestPartitions bounds the partitions of a test job.
-	MaxTestPartitions = 16
+	MaxTestPartitions = config.TestPartitionsCeiling
 )
 
 func bad(field, format string, args ...interface{}) error {

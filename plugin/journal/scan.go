@@ -85,8 +85,6 @@ type scan struct {
 	size     int64
 	meta     meta
 	problems []string
-	// damaged counts the pages that could not be read (bad header, out of bounds, unreachable).
-	damaged int
 	// incomplete names the top-level buckets whose tree had a damaged page: keys may be missing.
 	incomplete map[string]bool
 	// orphans are the unreachable, unfreed leaf pages, candidates for a salvage; without the
@@ -138,7 +136,6 @@ func scanReader(r io.ReaderAt, size int64, visit func(kv)) *scan {
 			verb = "page is"
 		}
 		s.problemf("%d %s neither reachable nor free (%s)", len(unreachable), verb, pageList(unreachable))
-		s.damaged += len(unreachable)
 	}
 	if len(unreachable) > 0 && (s.freelistOK || len(s.incomplete) > 0) {
 		for _, id := range unreachable {
@@ -193,7 +190,6 @@ func (s *scan) readMeta() bool {
 	switch {
 	case metas[0] == nil && metas[1] == nil:
 		s.problemf("not a readable job journal: neither meta page is valid (page 0: %v; page 1: %v)", errs[0], errs[1])
-		s.damaged = 2
 		return false
 	case metas[0] == nil || metas[1] == nil:
 		bad, good := 0, metas[1]
@@ -201,7 +197,6 @@ func (s *scan) readMeta() bool {
 			bad, good = 1, metas[0]
 		}
 		s.problemf("meta page %d is invalid (%v): only transaction %d can be read, a later write may be lost", bad, errs[bad], good.txid)
-		s.damaged++
 		s.meta = *good
 	case metas[0].txid >= metas[1].txid:
 		s.meta = *metas[0]
@@ -283,7 +278,6 @@ func (s *scan) readFreelist() {
 	}
 	if err != nil {
 		s.problemf("freelist: %v", err)
-		s.damaged++
 		return
 	}
 	if !s.reach(id, p) {
@@ -295,14 +289,12 @@ func (s *scan) readFreelist() {
 	}
 	if count < 0 || pageHeaderSize+(idx+count)*8 > len(p) {
 		s.problemf("freelist page %d: %d entries do not fit in the page", id, count)
-		s.damaged++
 		return
 	}
 	for i := 0; i < count; i++ {
 		f := le.Uint64(p[pageHeaderSize+(idx+i)*8:])
 		if f < 2 || f >= s.meta.pgid {
 			s.problemf("freelist page %d: free page %d is outside the journal's %d pages", id, f, s.meta.pgid)
-			s.damaged++
 			return
 		}
 		if s.free[f] {
@@ -332,7 +324,6 @@ func (s *scan) walkPage(id uint64, top []byte, depth int, where string) {
 	}
 	if err != nil {
 		s.problemf("%s: %v", where, err)
-		s.damaged++
 		s.incomplete[name] = true
 		return
 	}
@@ -350,7 +341,6 @@ func (s *scan) walkNode(id uint64, p []byte, top []byte, depth int, where string
 	flags, count := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
 	bad := func(format string, args ...interface{}) {
 		s.problemf("%s: page %d: %s", where, id, fmt.Sprintf(format, args...))
-		s.damaged++
 		s.incomplete[name] = true
 	}
 	if pageHeaderSize+count*elemSize > len(p) {
@@ -412,7 +402,6 @@ func (s *scan) walkNode(id uint64, p []byte, top []byte, depth int, where string
 func (s *scan) walkBucket(id uint64, key, value, top []byte, depth int, where string) {
 	if len(value) < bucketHeader {
 		s.problemf("%s: page %d: bucket %q has a short header", where, id, key)
-		s.damaged++
 		s.incomplete[string(key)] = true
 		return
 	}
@@ -430,13 +419,11 @@ func (s *scan) walkBucket(id uint64, key, value, top []byte, depth int, where st
 	inline := value[bucketHeader:]
 	if len(inline) < pageHeaderSize {
 		s.problemf("%s: page %d: inline bucket %q is truncated", where, id, key)
-		s.damaged++
 		s.incomplete[string(sub)] = true
 		return
 	}
 	if f := le.Uint16(inline[8:]); f != leafPageFlag {
 		s.problemf("%s: page %d: inline bucket %q is not a leaf (flags %#x)", where, id, key, f)
-		s.damaged++
 		s.incomplete[string(sub)] = true
 		return
 	}

@@ -136,7 +136,7 @@ func benchCircuit(b *testing.B) (*Circuit, *cs.Compiled) {
 	dir := os.Getenv("SNARKD_BENCH_CIRCUIT_DIR")
 	path := filepath.Join(dir, strings.ReplaceAll(c.Config.Key(), "/", "_")+".r1cs")
 	if dir != "" {
-		if comp, err := cs.LoadCompiled(path, c.Config.Key()); err == nil {
+		if comp, err := cs.LoadCompiled(path, c.Config.Key(), ""); err == nil {
 			return c, comp
 		}
 	}
