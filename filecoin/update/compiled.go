@@ -41,20 +41,6 @@ func (c *Circuit) blocked(sys cs.ConstraintSystem) (cs.BlockFunc, error) {
 	return func(sys cs.ConstraintSystem, i int) error { return c.block(sys, s, i) }, nil
 }
 
-// SynthesizeWitness is SynthesizeParallel without constraints: WitnessOnly, then comp, the
-// compiled circuit of c's parameters, supplies a, b, c and the densities. The result equals
-// SynthesizeParallel's.
-func SynthesizeWitness(ctx context.Context, c *Circuit, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {
-	pa, err := WitnessOnly(ctx, c, comp, workers)
-	if err != nil {
-		return nil, err
-	}
-	if err := comp.Complete(ctx, pa, workers); err != nil {
-		return nil, fmt.Errorf("update circuit: %w", err)
-	}
-	return pa, nil
-}
-
 // WitnessOnly synthesizes c's witness-only assignment (values only, rows counted) for comp, the
 // compiled circuit of c's parameters; comp.Complete finishes it.
 func WitnessOnly(ctx context.Context, c *Circuit, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {

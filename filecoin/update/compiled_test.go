@@ -2,6 +2,7 @@ package update
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -37,7 +38,7 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := SynthesizeWitness(ctx, c, comp, 2)
+			got, err := synthesizeWitness(ctx, c, comp, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +51,7 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 		b, _ := e.PartitionProof(0)
 		c, _, _ := e.Params.Partition(b, e.Inputs(0))
 		c.Params = &other
-		if _, err := SynthesizeWitness(ctx, c, comp, 2); err == nil {
+		if _, err := synthesizeWitness(ctx, c, comp, 2); err == nil {
 			t.Fatal("a compiled circuit of other parameters was used")
 		}
 	}
@@ -88,7 +89,7 @@ func TestSynthesizeWitnessProductionShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	pa, err := SynthesizeWitness(ctx, c, comp, 0)
+	pa, err := synthesizeWitness(ctx, c, comp, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestSynthesizeWitnessMatches8MiB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := SynthesizeWitness(ctx, c, comp, 0)
+			got, err := synthesizeWitness(ctx, c, comp, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,4 +145,18 @@ func TestSynthesizeWitnessMatches8MiB(t *testing.T) {
 			t.Logf("poseidon %v partition %d of %d: %d rows equal", poseidon, k, p.PartitionCount, len(want.A))
 		}
 	}
+}
+
+// synthesizeWitness is SynthesizeParallel without constraints: WitnessOnly, then comp, the
+// compiled circuit of c's parameters, supplies a, b, c and the densities. The result equals
+// SynthesizeParallel's.
+func synthesizeWitness(ctx context.Context, c *Circuit, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {
+	pa, err := WitnessOnly(ctx, c, comp, workers)
+	if err != nil {
+		return nil, err
+	}
+	if err := comp.Complete(ctx, pa, workers); err != nil {
+		return nil, fmt.Errorf("update circuit: %w", err)
+	}
+	return pa, nil
 }

@@ -28,23 +28,9 @@ func Compile(ctx context.Context, cfg Config) (*cs.Compiled, error) {
 	return comp, nil
 }
 
-// SynthesizeWitness is SynthesizeParallel without constraints: the challenge blocks compute
-// only their aux and input values (witness-only gadgets), then comp, the
-// compiled circuit of c's configuration, supplies a, b, c and the densities. The result equals
-// SynthesizeParallel's.
-func SynthesizeWitness(ctx context.Context, c *Circuit, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {
-	pa, err := WitnessOnly(ctx, c, comp, workers)
-	if err != nil {
-		return nil, err
-	}
-	if err := comp.Complete(ctx, pa, workers); err != nil {
-		return nil, fmt.Errorf("circuit: %w", err)
-	}
-	return pa, nil
-}
-
-// WitnessOnly is SynthesizeWitness before comp.Complete: the witness-only assignment (inputs
-// and aux; rows counted, no a, b, c).
+// WitnessOnly is the witness-only assignment of c for comp, the compiled circuit of its
+// configuration (inputs and aux; rows counted, no a, b, c): comp.Complete turns it into
+// exactly SynthesizeParallel's.
 func WitnessOnly(ctx context.Context, c *Circuit, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {
 	if c.Witness == nil {
 		return nil, fmt.Errorf("circuit: witness synthesis needs a witness: %w", cs.ErrAssignmentMissing)

@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := SynthesizeWitness(ctx, c, comp, 0)
+				got, err := synthesizeWitness(ctx, c, comp, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -92,7 +93,7 @@ func TestSynthesizeWitnessRefusesOtherShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SynthesizeWitness(ctx, c, comp, 0); err == nil {
+	if _, err := synthesizeWitness(ctx, c, comp, 0); err == nil {
 		t.Fatal("a compiled circuit of one challenge completed a two-challenge witness")
 	}
 }
@@ -170,7 +171,7 @@ func BenchmarkSynthesizeWitness(b *testing.B) {
 	c, comp := benchCircuit(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		pa, err := SynthesizeWitness(context.Background(), c, comp, 0)
+		pa, err := synthesizeWitness(context.Background(), c, comp, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -196,7 +197,7 @@ func BenchmarkWitnessOnly(b *testing.B) {
 // BenchmarkProducts is a = A·z, b = B·z, c = C·z alone, on a synthesized witness.
 func BenchmarkProducts(b *testing.B) {
 	c, comp := benchCircuit(b)
-	pa, err := SynthesizeWitness(context.Background(), c, comp, 0)
+	pa, err := synthesizeWitness(context.Background(), c, comp, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -210,4 +211,19 @@ func BenchmarkProducts(b *testing.B) {
 	terms := len(comp.Prefix.A.Cols) + len(comp.Prefix.B.Cols) + len(comp.Prefix.C.Cols) +
 		comp.Blocks*(len(comp.Block.A.Cols)+len(comp.Block.B.Cols)+len(comp.Block.C.Cols))
 	b.ReportMetric(float64(terms)*float64(b.N)/b.Elapsed().Seconds(), "terms/s")
+}
+
+// synthesizeWitness is SynthesizeParallel without constraints: the challenge blocks compute
+// only their aux and input values (witness-only gadgets), then comp, the
+// compiled circuit of c's configuration, supplies a, b, c and the densities. The result equals
+// SynthesizeParallel's.
+func synthesizeWitness(ctx context.Context, c *Circuit, comp *cs.Compiled, workers int) (*cs.ProvingAssignment, error) {
+	pa, err := WitnessOnly(ctx, c, comp, workers)
+	if err != nil {
+		return nil, err
+	}
+	if err := comp.Complete(ctx, pa, workers); err != nil {
+		return nil, fmt.Errorf("circuit: %w", err)
+	}
+	return pa, nil
 }
