@@ -40,11 +40,15 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
-	who := "another snarkd daemon"
-	if e.Holder.PID != 0 {
-		who += " (" + e.Holder.String() + ")"
+	return fmt.Sprintf("repo %s is in use by another %s: stop it first, or start this one on its own repo (--repo DIR or SNARKD_PATH) and address (--listen)", e.Repo, e.Who())
+}
+
+// Who names the holder: "snarkd daemon", with its pid and address when it wrote them.
+func (e *HeldError) Who() string {
+	if e.Holder.PID == 0 {
+		return "snarkd daemon"
 	}
-	return fmt.Sprintf("repo %s is in use by %s: stop it first, or start this one on its own repo (--repo DIR or SNARKD_PATH) and address (--listen)", e.Repo, who)
+	return "snarkd daemon (" + e.Holder.String() + ")"
 }
 
 // Lock is a held repo lock. Release it when the daemon stops; a killed daemon's lock goes

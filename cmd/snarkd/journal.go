@@ -63,11 +63,7 @@ func lockRepo(repo, what string) (*repolock.Lock, error) {
 	lock, err := repolock.Acquire(repo)
 	var held *repolock.HeldError
 	if errors.As(err, &held) {
-		who := "a snarkd daemon"
-		if held.Holder.PID != 0 {
-			who += " (" + held.Holder.String() + ")"
-		}
-		return nil, fmt.Errorf("journal %s needs the daemon stopped: repo %s is in use by %s", what, repo, who)
+		return nil, fmt.Errorf("journal %s needs the daemon stopped: repo %s is in use by a %s", what, repo, held.Who())
 	}
 	return lock, err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -15,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/snarkd/snarkd/internal/atomicfile"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -224,17 +226,10 @@ func writeMarker(path string) error {
 	text := fmt.Sprintf("snarkd created the job journal %s on %s.\n"+
 		"While this file exists, a missing or empty %s is an error, not a fresh start.\n",
 		filepath.Base(path), time.Now().UTC().Format(time.RFC3339), filepath.Base(path))
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("writing journal marker %s: %w", name, err)
-	}
-	_, err = f.WriteString(text)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := atomicfile.Write(name, 0o600, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	})
 	if err == nil {
 		err = syncDir(filepath.Dir(path))
 	}
