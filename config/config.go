@@ -136,9 +136,14 @@ type Cuzk struct {
 	MaxMessageBytes Bytes `toml:"MaxMessageBytes" env:"SNARKD_CUZK_MAX_MESSAGE_BYTES"`
 }
 
+// DefaultJobsWorkers is how many jobs prove at once by default.
+const DefaultJobsWorkers = 2
+
 // Jobs configures the job manager.
 type Jobs struct {
-	// Workers is how many jobs prove at once.
+	// Workers is how many jobs prove at once (besides the PoSt-only worker). Two by default: the
+	// next job decodes, checks and starts synthesizing while the last partitions of the one
+	// before are on the GPU; partitions in memory are bounded by the backend either way.
 	Workers int `toml:"Workers" env:"SNARKD_JOBS_WORKERS"`
 	// MaxPending bounds jobs queued or running; submissions beyond it are refused.
 	MaxPending int `toml:"MaxPending" env:"SNARKD_JOBS_MAX_PENDING"`
@@ -271,7 +276,7 @@ func Default() Config {
 		Log: Log{Level: "info", Format: "text"},
 		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache, Synthesis: SynthesisCompiled,
 			MaxTestSetups: DefaultMaxTestSetups},
-		Jobs: Jobs{Workers: 1, MaxPending: 1024, Retention: Duration(24 * time.Hour),
+		Jobs: Jobs{Workers: DefaultJobsWorkers, MaxPending: 1024, Retention: Duration(24 * time.Hour),
 			MaxTestConstraints: DefaultMaxTestConstraints, MaxTestPartitions: DefaultMaxTestPartitions,
 			AdminMaxTestConstraints: DefaultAdminMaxTestConstraints, AdminMaxTestPartitions: DefaultAdminMaxTestPartitions},
 		Lotus: Lotus{

@@ -458,3 +458,75 @@ func TestRecycledVectorsReused(t *testing.T) {
 		t.Fatal("Recycle emptied an assignment from full synthesis")
 	}
 }
+
+// CompleteChecked finds the row FirstUnsatisfied finds in the completed vectors, wherever the
+// first wrong row is: a block row (a wrong witness value), a prefix row, or a row that moved
+// terms change after the blocks' pass (wrong coefficients there).
+func TestCompleteCheckedFindsFirstUnsatisfied(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 5, inputs: true, seed: 9, moving: true}
+	for _, tc := range []struct {
+		name   string
+		where  string
+		change func(comp *Compiled, pa *ProvingAssignment) bool
+	}{
+		{"satisfied", "", func(*Compiled, *ProvingAssignment) bool { return true }},
+		{"witness value", "block", func(comp *Compiled, pa *ProvingAssignment) bool {
+			pa.Aux[comp.PrefixAux+2*comp.BlockAux+3].SetUint64(12345)
+			return true
+		}},
+		{"prefix coefficient", "prefix", func(comp *Compiled, _ *ProvingAssignment) bool {
+			comp.Prefix.C.Coef[comp.Prefix.C.RowStart[0]] = 0
+			return true
+		}},
+		{"moved coefficient", "moved", func(comp *Compiled, _ *ProvingAssignment) bool {
+			for j := range comp.Moved {
+				if comp.Moved[j].Matrix == 2 {
+					comp.Moved[j].Coef = 0
+					return true
+				}
+			}
+			return false
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pa, err := WitnessBlocks(ctx, comp, c.prefix, c.n, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.change(comp, pa) {
+				t.Fatal("nothing to change")
+			}
+			row, err := comp.CompleteChecked(ctx, pa, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := FirstUnsatisfied(pa); row != want {
+				t.Fatalf("CompleteChecked says row %d, FirstUnsatisfied %d", row, want)
+			}
+			moved := map[int]bool{}
+			for i := 0; i < comp.Blocks; i++ {
+				for _, mv := range comp.Moved {
+					moved[comp.PrefixRows+i*comp.BlockRows+int(mv.Row)] = true
+				}
+			}
+			where := ""
+			switch {
+			case row < 0:
+			case row < comp.PrefixRows:
+				where = "prefix"
+			case moved[row]:
+				where = "moved"
+			default:
+				where = "block"
+			}
+			if where != tc.where {
+				t.Fatalf("first unsatisfied row %d is a %q row, want %q", row, where, tc.where)
+			}
+		})
+	}
+}

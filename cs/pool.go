@@ -2,6 +2,7 @@ package cs
 
 import (
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,8 @@ func (p *vectorPool) get(n, c int) []fr.Element {
 // put keeps vectors for reuse (at most poolKeep, the largest) and lets them all go after
 // poolIdle without use.
 func (p *vectorPool) put(vs ...[]fr.Element) {
+	var gone [][]fr.Element
+	defer func() { released(gone) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, v := range vs {
@@ -72,8 +75,9 @@ func (p *vectorPool) put(vs ...[]fr.Element) {
 			}
 		}
 		if cap(v) > cap(p.free[small]) {
-			p.free[small] = v
+			v, p.free[small] = p.free[small], v
 		}
+		gone = append(gone, v)
 	}
 	if p.timer == nil {
 		p.timer = time.AfterFunc(poolIdle, p.drain)
@@ -92,17 +96,67 @@ func (p *vectorPool) drain() {
 // release lets every free vector go and returns how many there were.
 func (p *vectorPool) release() int {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.free)
+	gone := slices.Clone(p.free)
 	clear(p.free)
 	p.free = p.free[:0]
-	return n
+	p.mu.Unlock()
+	released(gone)
+	return len(gone)
+}
+
+// releaseHooks are told of every pooled vector a pool lets go (OnVectorRelease).
+var releaseHooks struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func([]fr.Element)
+}
+
+// OnVectorRelease registers fn, called with every vector a compiled circuit's pool lets go, so
+// that a device layer that page-locked a recycled vector in place can unregister it before it
+// is freed. The returned function removes fn.
+func OnVectorRelease(fn func(v []fr.Element)) (remove func()) {
+	releaseHooks.mu.Lock()
+	defer releaseHooks.mu.Unlock()
+	if releaseHooks.fns == nil {
+		releaseHooks.fns = map[int]func([]fr.Element){}
+	}
+	id := releaseHooks.next
+	releaseHooks.next++
+	releaseHooks.fns[id] = fn
+	return func() {
+		releaseHooks.mu.Lock()
+		delete(releaseHooks.fns, id)
+		releaseHooks.mu.Unlock()
+	}
+}
+
+// released tells the hooks of vectors let go.
+func released(vs [][]fr.Element) {
+	if len(vs) == 0 {
+		return
+	}
+	releaseHooks.mu.Lock()
+	fns := make([]func([]fr.Element), 0, len(releaseHooks.fns))
+	for _, fn := range releaseHooks.fns {
+		fns = append(fns, fn)
+	}
+	releaseHooks.mu.Unlock()
+	for _, v := range vs {
+		for _, fn := range fns {
+			fn(v)
+		}
+	}
 }
 
 // ReleaseVectors lets go of the vectors kept for this circuit's next partitions (call it when
 // the circuit is dropped: they are not counted with it). Vectors of partitions still proving
 // come back later and go after the pool's idle time.
 func (c *Compiled) ReleaseVectors() { c.vectors.release() }
+
+// Recycles reports whether pa's vectors go back to a compiled circuit's pool when its proof is
+// done (Recycle): the same memory then serves later partitions, so registering it with a device
+// once pays off.
+func (p *ProvingAssignment) Recycles() bool { return p.pool != nil }
 
 // Recycle hands the vectors of pa, an assignment whose proof is done, back to the compiled
 // circuit it was completed from, for the next partition; pa is emptied. It does nothing for an

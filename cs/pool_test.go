@@ -1,6 +1,7 @@
 package cs
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -34,4 +35,51 @@ func TestVectorPool(t *testing.T) {
 		t.Fatalf("%d vectors kept after drain", len(p.free))
 	}
 	p.timer.Stop()
+}
+
+// TestVectorReleaseHook: every vector a pool lets go (over its bound, or drained) reaches the
+// release hooks once; a removed hook hears nothing more.
+func TestVectorReleaseHook(t *testing.T) {
+	var mu sync.Mutex
+	gone := map[*fr.Element]int{}
+	remove := OnVectorRelease(func(v []fr.Element) {
+		mu.Lock()
+		gone[&v[:1][0]]++
+		mu.Unlock()
+	})
+	var p vectorPool
+	var all [][]fr.Element
+	for i := range poolKeep + 3 {
+		v := make([]fr.Element, 0, 100+i)
+		all = append(all, v)
+		p.put(v)
+	}
+	mu.Lock()
+	if len(gone) != 3 {
+		t.Fatalf("%d vectors reported let go over the bound, want 3", len(gone))
+	}
+	for i := range 3 {
+		if gone[&all[i][:1][0]] != 1 {
+			t.Fatalf("the smallest vector %d was not reported once", i)
+		}
+	}
+	mu.Unlock()
+	p.drain()
+	mu.Lock()
+	if len(gone) != len(all) {
+		t.Fatalf("%d of %d vectors reported after drain", len(gone), len(all))
+	}
+	for _, n := range gone {
+		if n != 1 {
+			t.Fatal("a vector was reported twice")
+		}
+	}
+	mu.Unlock()
+	remove()
+	p.put(make([]fr.Element, 0, 10))
+	p.drain()
+	p.timer.Stop()
+	if len(gone) != len(all) {
+		t.Fatal("a removed hook was called")
+	}
 }

@@ -108,7 +108,13 @@ func (p *PinnedPool) reserveForWorkers(n int) {
 // for upload staging. ok = false when b does not fit or cannot be registered (tried once): it
 // then streams from pageable memory (counted, logged once). Call release once the partition no
 // longer copies from b; the pool keeps b referenced while it is registered.
-func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
+func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) { return p.pin(b, false) }
+
+// TryPin is PinHost for a vector that has another way up (a staged upload): a vector that does
+// not fit the budget, or cannot be registered, is neither counted as a fallback nor logged.
+func (p *PinnedPool) TryPin(b []byte) (release func(), ok bool) { return p.pin(b, true) }
+
+func (p *PinnedPool) pin(b []byte, quiet bool) (release func(), ok bool) {
 	noop := func() {}
 	if len(b) == 0 {
 		return noop, false
@@ -124,7 +130,9 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 	if e != nil || p.unpinnable[key] {
 		// A longer view of a registered vector, or one that failed to register.
 		p.mu.Unlock()
-		p.fallback(size, true)
+		if !quiet {
+			p.fallback(size, true)
+		}
 		return noop, false
 	}
 	// Make room among the cached staging buffers. Pins are not traded for one another: two
@@ -144,7 +152,7 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 		p.pinned += size
 		p.held += size
 	}
-	warn := !fits && !p.warned[key]
+	warn := !fits && !quiet && !p.warned[key]
 	if warn {
 		p.warned[key] = true
 	}
@@ -156,7 +164,9 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 				"bytes", FormatBytes(size), "budget", FormatBytes(p.budget), "pinned", FormatBytes(p.Stats().Registered),
 				"staging_reserve", FormatBytes(p.stagingReserve()))
 		}
-		p.fallback(size, true)
+		if !quiet {
+			p.fallback(size, true)
+		}
 		return noop, false
 	}
 	t0 := time.Now()
@@ -170,14 +180,18 @@ func (p *PinnedPool) PinHost(b []byte) (release func(), ok bool) {
 		p.held -= size
 		p.unpinnable[key] = true
 		p.mu.Unlock()
-		log.Warnw("host vector streams from pageable memory: page-locking it failed", "bytes", FormatBytes(size), "err", err)
-		p.fallback(size, true)
+		if quiet {
+			log.Debugw("page-locking a host vector failed; it is staged", "bytes", FormatBytes(size), "err", err)
+		} else {
+			log.Warnw("host vector streams from pageable memory: page-locking it failed", "bytes", FormatBytes(size), "err", err)
+			p.fallback(size, true)
+		}
 		return noop, false
 	}
 	e.mem = m
 	p.stats.Pins++
 	p.mu.Unlock()
-	log.Infow("page-locked host vector for streaming", "bytes", FormatBytes(size), "took", time.Since(t0).Round(time.Millisecond))
+	log.Debugw("page-locked host vector", "bytes", FormatBytes(size), "took", time.Since(t0).Round(time.Millisecond))
 	return p.releaser(e), true
 }
 

@@ -119,6 +119,14 @@ func pinStreamedScalars(run *Run, in *partitionInputs) (release func()) {
 		}
 	}
 	aux := in.scalars[QueryL]
+	if whole := in.whole(aux); whole != nil {
+		// A recycled witness (or a copy made by an earlier attempt): registered in place once,
+		// it serves every later partition that reuses it.
+		if rel, ok := run.Pinned.PinHost(whole); ok {
+			rels = append(rels, rel)
+		}
+		return release
+	}
 	if in.lTried || in.buffers == nil || len(aux) == 0 {
 		return release
 	}
@@ -186,6 +194,26 @@ type partitionInputs struct {
 	// stream from (a registered pooled copy, or the witness in place).
 	buffers *scalarBuffers
 	lTried  bool
+	// recycled are the assignment's own vectors (at full capacity) when they go back to their
+	// compiled circuit's pool after the proof, so that the same memory comes back.
+	recycled [][]fr.Element
+}
+
+// whole returns the whole buffer that v starts, as bytes, when later partitions upload from
+// that memory again (a recycled witness vector or a pooled scalar buffer: worth registering
+// once), else nil.
+func (in *partitionInputs) whole(v []fr.Element) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	for _, vs := range [][][]fr.Element{in.pooled, in.recycled} {
+		for _, r := range vs {
+			if cap(r) > 0 && &r[:1][0] == &v[0] {
+				return pooledBytes(r)
+			}
+		}
+	}
+	return nil
 }
 
 // ShapeOf is the planner's view of a partition proved against pk.
@@ -206,6 +234,9 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1), buffers: &p.buffers}
 	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
 	in.scalars[QueryL] = pa.Aux
+	if pa.Recycles() {
+		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
+	}
 	// A: every input, then the A-dense aux values; B: the B-dense inputs, then the B-dense aux
 	// values. Gathered in one pass into buffers reused across partitions: fresh gigabyte
 	// slices would cost more in page faults than the copy itself.

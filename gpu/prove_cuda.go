@@ -71,6 +71,10 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		}
 	}()
 	upload := func(name string, dst DevicePtr, b []byte) error { return up.start(ctx, name, dst, b) }
+	// Vectors that later partitions reuse go up from where they are, registered once.
+	uploadVec := func(name string, dst DevicePtr, v []fr.Element) error {
+		return up.startFrom(ctx, name, dst, frBytes(v), in.whole(v))
+	}
 
 	// Resident vectors: the domain's twiddles, and the SRS when the plan keeps it on the device.
 	var dom *NTTDomain
@@ -177,7 +181,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			if err != nil {
 				return err
 			}
-			if err := upload("scalars "+q.String(), r.p, frBytes(in.scalars[q])); err != nil {
+			if err := uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
 				return err
 			}
 			staged[q] = true
@@ -185,7 +189,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		return nil
 	}
 	if dom != nil {
-		if err := hStep(ctx, run, dom, in, a, buf, upload, prestage, kernel, slog); err != nil {
+		if err := hStep(ctx, run, dom, in, a, buf, uploadVec, prestage, kernel, slog); err != nil {
 			return nil, err
 		}
 	} else if err := prestage(); err != nil {
@@ -281,7 +285,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 				return nil, err
 			}
 			if !staged[q] {
-				if err := upload("scalars "+q.String(), r.p, frBytes(in.scalars[q])); err != nil {
+				if err := uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
 					return nil, err
 				}
 			}
@@ -289,7 +293,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		} else if scal != 0 && len(in.scalars[q]) > 0 {
 			// B_G1 and B_G2 share one scalar vector: upload it once.
 			if !sameVector(uploaded, in.scalars[q]) {
-				if err := upload("scalars "+q.String(), scal, frBytes(in.scalars[q])); err != nil {
+				if err := uploadVec("scalars "+q.String(), scal, in.scalars[q]); err != nil {
 					return nil, err
 				}
 				uploaded = in.scalars[q]
@@ -316,7 +320,7 @@ func sameVector(a, b []fr.Element) bool {
 // prestage runs once, after the vectors that go up before the first kernel (all three with
 // three buffers) and before anything else.
 func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a devRange,
-	buf func(string) (devRange, error), upload func(string, DevicePtr, []byte) error, prestage func() error,
+	buf func(string) (devRange, error), upload func(string, DevicePtr, []fr.Element) error, prestage func() error,
 	kernel func(string, []devRange, func() (time.Duration, error)) error, slog *stageLog) error {
 	if run.Plan.DomainBuffers != 3 {
 		if err := prestage(); err != nil {
@@ -339,7 +343,7 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			dst  DevicePtr
 			v    []fr.Element
 		}{{"a", a.p, in.a}, {"b", b.p, in.b}, {"c", c.p, in.c}} {
-			if err := upload(u.name, u.dst, frBytes(u.v)); err != nil {
+			if err := upload(u.name, u.dst, u.v); err != nil {
 				return err
 			}
 		}
@@ -352,10 +356,10 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 		if err != nil {
 			return err
 		}
-		if err := upload("a", a.p, frBytes(in.a)); err != nil {
+		if err := upload("a", a.p, in.a); err != nil {
 			return err
 		}
-		if err := upload("b", b.p, frBytes(in.b)); err != nil {
+		if err := upload("b", b.p, in.b); err != nil {
 			return err
 		}
 		if err := kernel("ntt h (a·b)", []devRange{a, b}, func() (time.Duration, error) {
@@ -372,7 +376,7 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 		}); err != nil {
 			return err
 		}
-		if err := upload("c", b.p, frBytes(in.c)); err != nil {
+		if err := upload("c", b.p, in.c); err != nil {
 			return err
 		}
 		// c has degree < n: its coefficients are what transforming its coset evaluations back
@@ -396,7 +400,7 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			name string
 			v    []fr.Element
 		}{{"a", in.a}, {"b", in.b}, {"c", in.c}} {
-			if err := upload(v.name, a.p, frBytes(v.v)); err != nil {
+			if err := upload(v.name, a.p, v.v); err != nil {
 				return err
 			}
 			if err := kernel("ntt to coset "+v.name, []devRange{a}, func() (time.Duration, error) {
@@ -418,7 +422,7 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			}
 		})
 		slog.add("a·b−c (cpu)", time.Since(t0))
-		if err := upload("a·b−c", a.p, frBytes(in.a)); err != nil {
+		if err := upload("a·b−c", a.p, in.a); err != nil {
 			return err
 		}
 		return kernel("ntt coset inverse", []devRange{a}, func() (time.Duration, error) {

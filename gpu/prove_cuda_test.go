@@ -110,13 +110,21 @@ func TestHardwareProveTiers(t *testing.T) {
 				t.Fatalf("ran %s", res.Run.Plan)
 			}
 			// Streamed plans copy the SRS from memory page-locked in place, and plans that
-			// stream their scalars copy them from registered pooled vectors (L, A, B).
+			// stream their scalars copy them from registered pooled vectors (L, A, B). Plans
+			// that upload their scalars upload the pooled A and B vectors from where they
+			// are, registered (uploads of a megabyte or more).
 			var wantPinned uint64
 			if !tc.resident {
 				wantPinned = srsHostBytes(pk)
 			}
 			if plan := res.Run.Plan; !plan.ScalarsOnDevice && !plan.ScalarBuffers {
 				wantPinned += uint64(len(pk.L)+len(pk.A)+len(pk.BG1)) * FrBytes
+			} else {
+				for _, n := range []int{len(pk.A), len(pk.BG1)} {
+					if n*FrBytes >= minStagedUpload {
+						wantPinned += uint64(n) * FrBytes
+					}
+				}
 			}
 			if st := sched.Pinned().Stats(); st.Registered != wantPinned || st.PinFallbacks != 0 {
 				t.Errorf("pinned in place: %+v, want %d bytes registered", st, wantPinned)

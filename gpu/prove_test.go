@@ -399,3 +399,55 @@ func TestPinStreamedScalarsRegisterFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestProveRecycledWitnessRegisteredInPlace: a partition from a compiled circuit, on a plan that
+// streams its scalars from host memory, reads L from its own recycled witness, page-locked in
+// place (no copy into a pooled buffer), with the proof the CPU prover makes; the registration
+// outlives the partition and goes when the compiled circuit's pool lets the witness go.
+func TestProveRecycledWitnessRegisteredInPlace(t *testing.T) {
+	ctx := context.Background()
+	pk := proveTestParams(t)
+	plan := Planner{}.Plan(ShapeOf(pk, "test"), TierMinimal, false)
+	if plan.ScalarsOnDevice || plan.ScalarBuffers {
+		t.Fatalf("the minimal plan keeps its scalars on the device: %s", plan)
+	}
+	dev := NewSimDevice(SimConfig{Name: "sim", TotalMem: plan.Need() + DefaultHeadroom})
+	sched, err := NewScheduler(Config{Devices: []Device{dev}, WorkersPerDevice: 1, ResidentTTL: -1,
+		PlanFilter: OnlyTier(TierMinimal, false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sched.Close()
+	c := testcircuit.NewWithWitness(proveTestConstraints, 11, 3)
+	prefix := func(sys cs.ConstraintSystem) (cs.BlockFunc, error) { return nil, c.Synthesize(sys) }
+	comp, err := cs.CompileFlat(ctx, "gpu/recycled", prefix, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := comp.Complete(ctx, pa, 1); err != nil {
+		t.Fatal(err)
+	}
+	aux := frBytes(pa.Aux[:cap(pa.Aux)])
+	r, s := fixedRS(7)
+	res, err := NewProver(sched).Prove(ctx, ProveRequest{JobID: "j", Kind: KindPoRep, PK: pk, PA: pa, R: r, S: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := cpuProof(t, pk, 3, r, s); !bytes.Equal(proofBytes(res.Proof), want) {
+		t.Fatal("proof differs from the CPU prover's with the same r, s")
+	}
+	// The SRS, the pooled A and B buffers, and the witness itself (not a copy of it).
+	want := srsHostBytes(pk) + uint64(len(pk.A)+len(pk.BG1))*FrBytes + uint64(len(aux))
+	if st := sched.Pinned().Stats(); st.Registered != want || st.PinsInUse != 0 {
+		t.Fatalf("registered %d bytes (%d in use), want %d", st.Registered, st.PinsInUse, want)
+	}
+	pa.Recycle()
+	comp.ReleaseVectors()
+	if st := sched.Pinned().Stats(); st.Registered != want-uint64(len(aux)) {
+		t.Fatalf("after the pool let the witness go: %d bytes registered, want %d", st.Registered, want-uint64(len(aux)))
+	}
+}

@@ -10,6 +10,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
 )
 
 // ProofKind is the kind of proof a partition belongs to; it sets the queue class.
@@ -179,6 +183,7 @@ type Scheduler struct {
 	planner Planner
 	devs    []*devState
 	pinned  *PinnedPool
+	unhook  func() // removes the pool-release hook (cs.OnVectorRelease)
 	seq     atomic.Uint64
 
 	ctx    context.Context
@@ -236,6 +241,9 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	if cfg.Metrics != nil {
 		s.pinned.OnFallback = cfg.Metrics.PinnedFallback
 	}
+	// A recycled witness vector registered in place must not stay locked, and alive, once its
+	// compiled circuit's pool lets it go.
+	s.unhook = cs.OnVectorRelease(func(v []fr.Element) { s.pinned.Forget(pooledBytes(v)) })
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.ResidentTTL == 0 {
 		s.cfg.ResidentTTL = 5 * time.Minute
@@ -315,6 +323,9 @@ func (s *Scheduler) Close() error {
 	s.wg.Wait()
 	for _, d := range s.devs {
 		d.alloc.EvictIdle()
+	}
+	if s.unhook != nil {
+		s.unhook()
 	}
 	s.pinned.Trim()
 	return nil

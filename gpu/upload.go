@@ -57,8 +57,30 @@ func newUploads(run *Run, slog *stageLog) *uploads { return &uploads{run: run, s
 // ring keeps pinned memory per upload at uploadRing chunks however large the vector. Otherwise
 // the copy is synchronous, from pageable memory.
 func (t *uploads) start(ctx context.Context, name string, dst DevicePtr, b []byte) error {
+	return t.startFrom(ctx, name, dst, b, nil)
+}
+
+// startFrom is start for b inside whole, a host buffer that later partitions upload from again
+// (a recycled witness vector, a pooled scalar buffer): whole is page-locked in place once
+// (PinnedPool.TryPin, kept across partitions) and b goes up by DMA with no host copy at all.
+// When the budget cannot hold whole it is staged as start does.
+func (t *uploads) startFrom(ctx context.Context, name string, dst DevicePtr, b, whole []byte) error {
 	t0 := time.Now()
 	u := &stagedUpload{name: name, dst: devRange{dst, uint64(len(b))}}
+	if len(b) >= minStagedUpload && len(whole) >= len(b) && t.run.Pinned != nil && &whole[0] == &b[0] {
+		if rel, ok := t.run.Pinned.TryPin(whole); ok {
+			p, err := t.run.UploadAsync(ctx, dst, HostMem{Bytes: b, Size: uint64(len(b)), Pinned: true})
+			if err != nil {
+				rel()
+				return u.wrap(err)
+			}
+			u.parts, u.unpin = []Pending{p}, rel
+			t.inFlight = append(t.inFlight, u)
+			t.slog.add("upload "+name+" (registered)", time.Since(t0))
+			t.slog.span("upload "+name, t0)
+			return nil
+		}
+	}
 	if pm, ok := t.acquire(len(b)); ok {
 		u.pool, u.pinned = t.run.Pinned, pm
 		slots := (int(pm.Size) + uploadChunk - 1) / uploadChunk
@@ -162,6 +184,8 @@ type stagedUpload struct {
 	dst    devRange
 	pool   *PinnedPool
 	pinned HostMem
+	// unpin releases the registration of a source uploaded in place, once its copy completed.
+	unpin func()
 
 	mu    sync.Mutex
 	parts []Pending // chunks not yet waited for, in issue order
@@ -203,6 +227,9 @@ func (u *stagedUpload) Wait(ctx context.Context) error {
 		if err := u.pool.Release(u.pinned); err != nil {
 			first = firstErr(first, err)
 		}
+	}
+	if u.unpin != nil {
+		u.unpin()
 	}
 	u.done = true
 	if first != nil {

@@ -265,3 +265,59 @@ func TestUploadsErrors(t *testing.T) {
 		t.Fatalf("device stats after a small upload: %+v", st)
 	}
 }
+
+// TestUploadsFromRegisteredBuffer: a vector inside a buffer later partitions reuse goes up in
+// place (registered once, one DMA, no staging buffer), stays registered for the next upload,
+// and is staged as usual when the budget cannot hold its buffer.
+func TestUploadsFromRegisteredBuffer(t *testing.T) {
+	smallChunks(t)
+	ctx := context.Background()
+	const n = 3 << 20
+	dev := newContentDevice(t, 2*n, 1e9)
+	pool := NewPinnedPool(dev, 64<<20)
+	var slog stageLog
+	up := newUploads(&Run{Device: dev, Pinned: pool}, &slog)
+	whole := pattern(n+4096, 7)
+	v := whole[:n]
+	for round := range 2 {
+		if err := up.startFrom(ctx, "witness", dev.base, v, whole); err != nil {
+			t.Fatal(err)
+		}
+		if st := pool.Stats(); st.InUse != 0 || st.PinsInUse != 1 || st.Registered != uint64(len(whole)) {
+			t.Fatalf("round %d, in flight: %+v", round, st)
+		}
+		if err := up.waitAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dev.read(devRange{dev.base, n}), v) {
+			t.Fatalf("round %d: the device differs from the registered vector", round)
+		}
+		if st := pool.Stats(); st.PinsInUse != 0 || st.Registered != uint64(len(whole)) || st.Pins != 1 || st.Allocs != 0 {
+			t.Fatalf("round %d, after the copy: %+v", round, st)
+		}
+	}
+	if st := dev.Stats(); st.AsyncCopies != 2 || st.CopiedPaged != 0 {
+		t.Fatalf("device stats: %+v", st)
+	}
+	pool.Forget(whole)
+	if st := pool.Stats(); st.Registered != 0 {
+		t.Fatalf("after Forget: %+v", st)
+	}
+
+	// A buffer over the budget is staged, quietly: it is not a pageable fallback.
+	small := NewPinnedPool(dev, 8<<20)
+	up = newUploads(&Run{Device: dev, Pinned: small}, &slog)
+	big := pattern(2*n, 9)
+	if err := up.startFrom(ctx, "witness", dev.base, big[:n], big); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.waitAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := small.Stats(); st.Registered != 0 || st.Allocs == 0 || st.PinFallbacks != 0 || st.Fallbacks != 0 {
+		t.Fatalf("over the budget: %+v", st)
+	}
+	if !bytes.Equal(dev.read(devRange{dev.base, n}), big[:n]) {
+		t.Fatal("the staged copy differs")
+	}
+}

@@ -125,7 +125,7 @@ func TestCPUStatusUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Devices) != 1 || st.Devices[0].Name != "cpu" || st.Devices[0].Workers != 1 || st.Devices[0].Tiers != nil {
+	if len(st.Devices) != 1 || st.Devices[0].Name != "cpu" || st.Devices[0].Workers != config.DefaultJobsWorkers || st.Devices[0].Tiers != nil {
 		t.Fatalf("Status devices: %+v", st.Devices)
 	}
 	if strings.Contains(string(d.metricsText()), "snarkd_gpu_") {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,9 +37,9 @@ type benchC2Report struct {
 	Proofs     int    `json:"proofs"`
 	Jobs       int    `json:"jobs"`
 	Cores      int    `json:"cores"`
-	// SustainedSec is the wall time per proof from the start of the proofs after the first --jobs
-	// (those pay parameter loads and circuit compilation) to the last's end; with no more
-	// proofs than --jobs, over all of them.
+	// SustainedSec is the wall time per proof between completions: from the end of the first
+	// --jobs proofs (those pay parameter loads and circuit compilation) to the last's end, per
+	// proof after them; with no more proofs than --jobs, from the start over all of them.
 	SustainedSec float64   `json:"sustained_s_per_proof"`
 	FirstSec     float64   `json:"first_proof_s"`
 	LatencySec   []float64 `json:"latency_s"`
@@ -64,8 +65,8 @@ func benchC2Command() *cli.Command {
 			"verify (every proof is still checked; the report says so); --setup params reads the parameter directory.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "proof", Value: "32GiB", Usage: "seal proof type: a name (StackedDrg32GiBV1_1), its number, or a sector size (2KiB, 8MiB, 32GiB, 64GiB)"},
-			&cli.IntFlag{Name: "proofs", Value: 3, Usage: "C2 requests proved back to back"},
-			&cli.IntFlag{Name: "jobs", Value: 1, Usage: "requests in flight at once (the daemon's Jobs.Workers)"},
+			&cli.IntFlag{Name: "proofs", Value: 4, Usage: "C2 requests proved back to back"},
+			&cli.IntFlag{Name: "jobs", Value: config.DefaultJobsWorkers, Usage: "requests in flight at once, as the daemon's Jobs.Workers (at most --proofs)"},
 			&cli.StringFlag{Name: "backend", Value: "auto", Usage: "auto, cpu or cuda"},
 			&cli.StringFlag{Name: "synthesis", Value: config.SynthesisCompiled, Usage: "compiled or full"},
 			&cli.StringFlag{Name: "setup", Value: "dummy", Usage: "dummy (keys of the real size, proofs do not verify) or params (the parameter directory's files)"},
@@ -87,6 +88,9 @@ func runBenchC2(cctx *cli.Context) error {
 	n, jobs := cctx.Int("proofs"), cctx.Int("jobs")
 	if n < 1 {
 		return usagef("--proofs %d: want at least 1", n)
+	}
+	if !cctx.IsSet("jobs") {
+		jobs = min(jobs, n)
 	}
 	if jobs < 1 || jobs > n {
 		return usagef("--jobs %d: want 1..%d (at most --proofs)", jobs, n)
@@ -242,19 +246,21 @@ func runBenchC2(cctx *cli.Context) error {
 		Verified: outcomes[0].res.Unverified == 0, Proofs: n, Jobs: jobs, Cores: cores.N(),
 		FirstSec: outcomes[0].end.Sub(outcomes[0].start).Seconds(), PrepareSec: prepare.Seconds(),
 		PhasesSec: map[string]float64{}, PerPartitionSec: map[string]float64{}}
-	// The steady state: the proofs after the first jobs, which ran alongside the loads.
+	// The steady state: the proofs after the first jobs, which ran alongside the loads. With
+	// several in flight a proof's latency includes waiting for the one before, so the rate is
+	// taken between completions: from the end of the jobs-th to the end of the last.
 	steady := outcomes
+	ends := make([]time.Time, n)
+	for i, o := range outcomes {
+		ends[i] = o.end
+	}
+	slices.SortFunc(ends, func(a, b time.Time) int { return a.Compare(b) })
+	from, to := outcomes[0].start, ends[n-1]
 	if n > jobs {
 		steady = outcomes[jobs:]
+		from = ends[jobs-1]
 	}
-	from, to := steady[0].start, steady[0].end
 	for _, o := range steady {
-		if o.start.Before(from) {
-			from = o.start
-		}
-		if o.end.After(to) {
-			to = o.end
-		}
 		for k, d := range o.res.Phases {
 			rep.PhasesSec[k] += d.Seconds() / float64(len(steady))
 		}

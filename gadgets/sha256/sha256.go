@@ -80,21 +80,71 @@ func wordsToBits(ws []u32.UInt32) []boolean.Boolean {
 	return r
 }
 
-// maybe is a word either known or deferred as a list of addends.
+// maybe is a word either known or deferred as the addends of one AddMany. The addends live in
+// the value itself, rewritten every round: a word is a kilobyte of bits, and lists allocated per
+// round made most of the PoRep witness's garbage.
 type maybe struct {
-	deferred []u32.UInt32
+	ops      [8]u32.UInt32 // the first n are the deferred addends; one more fits for the final sum
+	n        int
 	concrete u32.UInt32
 	isDef    bool
 }
 
-func (m maybe) compute(sys cs.ConstraintSystem, meq *u32.MultiEq, name string, others ...u32.UInt32) (u32.UInt32, error) {
+// deferTo makes m the sum of ops (in this order).
+func (m *maybe) deferTo(ops ...*u32.UInt32) {
+	for i, op := range ops {
+		m.ops[i] = *op
+	}
+	m.n, m.isDef = len(ops), true
+}
+
+// compute returns m's word, adding its deferred addends (and extra, if not nil, last).
+func (m *maybe) compute(sys cs.ConstraintSystem, meq *u32.MultiEq, name string, extra *u32.UInt32) (u32.UInt32, error) {
 	if !m.isDef {
 		return m.concrete, nil
 	}
-	ops := append(append([]u32.UInt32(nil), m.deferred...), others...)
+	ops := m.ops[:m.n]
+	if extra != nil {
+		m.ops[m.n] = *extra
+		ops = m.ops[:m.n+1]
+	}
 	sys.Push(name)
 	defer sys.Pop()
 	return u32.AddMany(sys, meq, ops)
+}
+
+// round is one compression round: it computes the new e and a from their deferred sums, and
+// defers the next ones (h + Σ1 + ch + k + w, plus d for e, plus Σ0 + maj for a).
+func round(sys cs.ConstraintSystem, meq *u32.MultiEq, a, e *maybe, b, c, d, f, g, h *u32.UInt32, k u32.UInt32, w *u32.UInt32) (newE, newA u32.UInt32, err error) {
+	if newE, err = e.compute(sys, meq, "deferred e computation", nil); err != nil {
+		return
+	}
+	s1, err := xor3(sys, newE, 6, 11, newE.Rotr(25), "first xor for s1", "second xor for s1")
+	if err != nil {
+		return
+	}
+	sys.Push("ch")
+	ch, err := u32.Sha256Ch(sys, newE, *f, *g)
+	sys.Pop()
+	if err != nil {
+		return
+	}
+	if newA, err = a.compute(sys, meq, "deferred a computation", nil); err != nil {
+		return
+	}
+	s0, err := xor3(sys, newA, 2, 13, newA.Rotr(22), "first xor for s0", "second xor for s0")
+	if err != nil {
+		return
+	}
+	sys.Push("maj")
+	maj, err := u32.Sha256Maj(sys, newA, *b, *c)
+	sys.Pop()
+	if err != nil {
+		return
+	}
+	e.deferTo(h, &s1, &ch, &k, w, d)
+	a.deferTo(h, &s1, &ch, &k, w, &s0, &maj)
+	return newE, newA, nil
 }
 
 func xor3(sys cs.ConstraintSystem, x u32.UInt32, r1, r2 int, third u32.UInt32, n1, n2 string) (u32.UInt32, error) {
@@ -144,52 +194,20 @@ func Compress(sys cs.ConstraintSystem, input []boolean.Boolean, current []u32.UI
 		w = append(w, tmp)
 	}
 
-	a := maybe{concrete: current[0]}
+	// a and e are deferred sums between rounds, kept in place (they are large).
+	var a, e maybe
+	a.concrete, e.concrete = current[0], current[4]
 	b, c, d := current[1], current[2], current[3]
-	e := maybe{concrete: current[4]}
 	f, g, h := current[5], current[6], current[7]
 	for i := 0; i < 64; i++ {
 		sys.PushIndexed("compression round ", i)
-		err := func() error {
-			newE, err := e.compute(sys, meq, "deferred e computation")
-			if err != nil {
-				return err
-			}
-			s1, err := xor3(sys, newE, 6, 11, newE.Rotr(25), "first xor for s1", "second xor for s1")
-			if err != nil {
-				return err
-			}
-			sys.Push("ch")
-			ch, err := u32.Sha256Ch(sys, newE, f, g)
-			sys.Pop()
-			if err != nil {
-				return err
-			}
-			temp1 := []u32.UInt32{h, s1, ch, u32.Constant(roundConstants[i]), w[i]}
-			newA, err := a.compute(sys, meq, "deferred a computation")
-			if err != nil {
-				return err
-			}
-			s0, err := xor3(sys, newA, 2, 13, newA.Rotr(22), "first xor for s0", "second xor for s0")
-			if err != nil {
-				return err
-			}
-			sys.Push("maj")
-			maj, err := u32.Sha256Maj(sys, newA, b, c)
-			sys.Pop()
-			if err != nil {
-				return err
-			}
-			h, g, f = g, f, newE
-			e = maybe{isDef: true, deferred: append(append([]u32.UInt32(nil), temp1...), d)}
-			d, c, b = c, b, newA
-			a = maybe{isDef: true, deferred: append(append([]u32.UInt32(nil), temp1...), s0, maj)}
-			return nil
-		}()
+		newE, newA, err := round(sys, meq, &a, &e, &b, &c, &d, &f, &g, &h, u32.Constant(roundConstants[i]), &w[i])
 		sys.Pop()
 		if err != nil {
 			return nil, err
 		}
+		h, g, f = g, f, newE
+		d, c, b = c, b, newA
 	}
 
 	out := make([]u32.UInt32, 8)
@@ -202,12 +220,12 @@ func Compress(sys cs.ConstraintSystem, input []boolean.Boolean, current []u32.UI
 		out[k], err = u32.AddMany(sys, meq, []u32.UInt32{current[k], x})
 		sys.Pop()
 	}
-	out[0], err = a.compute(sys, meq, "deferred h0 computation", current[0])
+	out[0], err = a.compute(sys, meq, "deferred h0 computation", &current[0])
 	add(1, "new h1", b)
 	add(2, "new h2", c)
 	add(3, "new h3", d)
 	if err == nil {
-		out[4], err = e.compute(sys, meq, "deferred h4 computation", current[4])
+		out[4], err = e.compute(sys, meq, "deferred h4 computation", &current[4])
 	}
 	add(5, "new h5", f)
 	add(6, "new h6", g)
