@@ -21,6 +21,10 @@ func Pick(sys cs.ConstraintSystem, condition boolean.Boolean, a, b num.Allocated
 	if err != nil {
 		return num.AllocatedNum{}, err
 	}
+	if cs.WitnessOnly(sys) {
+		sys.Enforce("pick", nil, nil, nil)
+		return c, nil
+	}
 	sys.Enforce("pick", cs.LCOf(b.Var).Sub(a.Var), condition.LC(), cs.LCOf(b.Var).Sub(c.Var))
 	return c, nil
 }

@@ -54,6 +54,16 @@ type template struct {
 	arity   int
 	events  []event
 	nLocals int
+	// scratch lends replays their locals (*replayScratch): a WindowPoSt partition hashes
+	// hundreds of thousands of times, and fresh locals per hash were most of its garbage.
+	scratch sync.Pool
+}
+
+// replayScratch is one replay's local values and variables; every local is written before it
+// is read, so a reused one needs no clearing.
+type replayScratch struct {
+	vals []fr.Element
+	vars []cs.Variable
 }
 
 // recorder is a blank ConstraintSystem that records a template.
@@ -225,8 +235,12 @@ func templateFor(c *Constants) (*template, error) {
 // replay emits the template into sys for the given preimage.
 func (t *template) replay(sys cs.ConstraintSystem, preimage []num.AllocatedNum) (num.AllocatedNum, error) {
 	witness, witnessOnly := sys.WitnessMode(), cs.WitnessOnly(sys)
-	vals := make([]fr.Element, t.nLocals)
-	vars := make([]cs.Variable, t.nLocals)
+	sc, _ := t.scratch.Get().(*replayScratch)
+	if sc == nil {
+		sc = &replayScratch{vals: make([]fr.Element, t.nLocals), vars: make([]cs.Variable, t.nLocals)}
+	}
+	defer t.scratch.Put(sc)
+	vals, vars := sc.vals, sc.vars
 	arity := ref(t.arity)
 	value := func(x ref) *fr.Element {
 		switch {
@@ -288,17 +302,20 @@ func (t *template) replay(sys cs.ConstraintSystem, preimage []num.AllocatedNum) 
 		case evPop:
 			sys.Pop()
 		case evAlloc:
-			var v fr.Element
+			// The value is computed in place: a local passed to AllocValue would escape, one
+			// heap allocation per variable.
+			v := &vals[ev.local]
+			*v = fr.Element{}
 			if witness {
 				a, b, c := eval(ev.a), eval(ev.b), eval(ev.c)
 				v.Mul(&a, &b)
-				v.Sub(&v, &c)
+				v.Sub(v, &c)
 			}
-			x, err := sys.AllocValue(ev.name, &v)
+			x, err := sys.AllocValue(ev.name, v)
 			if err != nil {
 				return num.AllocatedNum{}, err
 			}
-			vars[ev.local], vals[ev.local] = x, v
+			vars[ev.local] = x
 		case evEnforce:
 			if witnessOnly {
 				sys.Enforce(ev.name, nil, nil, nil)
