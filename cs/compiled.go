@@ -46,6 +46,9 @@ type Compiled struct {
 
 	densOnce           sync.Once
 	aAux, bInput, bAux *Density
+	// linear marks the rows whose a Products copies from c (linearOf).
+	linearOnce sync.Once
+	linear     *linearRows
 	// vectors lends its assignments' aux, a, b and c, reused across partitions.
 	vectors vectorPool
 }
@@ -119,6 +122,7 @@ func (c *Compiled) Bytes() uint64 {
 		for _, m := range []*Sparse{&s.A, &s.B, &s.C} {
 			n += uint64(len(m.RowStart))*4 + uint64(len(m.Cols))*4 + uint64(len(m.Coef))*2
 		}
+		n += uint64(s.A.Rows()+63) / 64 * 8 // the linear-row marks (linearOf)
 	}
 	return n
 }
@@ -572,6 +576,7 @@ func (c *Compiled) products(ctx context.Context, inputs, aux, a, b, cv []fr.Elem
 		}
 	}
 	bad := newFirstRow()
+	lin := c.linearOf()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -589,13 +594,21 @@ func (c *Compiled) products(ctx context.Context, inputs, aux, a, b, cv []fr.Elem
 					sec = &c.Block
 				}
 				ev := newEvaluator(c.Coeffs, inputs, aux, it.baseIn, it.baseAux)
+				marks := lin.prefix
+				if it.sec == 1 {
+					marks = lin.block
+				}
 				var t fr.Element
 				checking := check // until the chunk's first unsatisfied row
 				for r := 0; r < it.rows; r++ {
 					o := it.out + r
-					a[o] = ev.row(&sec.A, it.row+r)
 					b[o] = ev.row(&sec.B, it.row+r)
 					cv[o] = ev.row(&sec.C, it.row+r)
+					if isLinear(marks, it.row+r) {
+						a[o] = cv[o] // lc · ONE = v: lc's value is v's
+						continue
+					}
+					a[o] = ev.row(&sec.A, it.row+r)
 					if checking && (it.sec == 0 || moved == nil || !moved[it.row+r]) {
 						if t.Mul(&a[o], &b[o]); !t.Equal(&cv[o]) {
 							bad.offer(o)

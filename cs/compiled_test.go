@@ -530,3 +530,46 @@ func TestCompleteCheckedFindsFirstUnsatisfied(t *testing.T) {
 		})
 	}
 }
+
+// The rows Products copies c into a for are exactly lc · ONE = v rows without moved terms, and
+// the completed assignment still equals full synthesis's.
+func TestLinearRows(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 4, inputs: true, seed: 3, moving: true}
+	comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin := comp.linearOf()
+	moved := map[uint32]bool{}
+	for _, mv := range comp.Moved {
+		moved[mv.Row] = true
+	}
+	marked := 0
+	for r := 0; r < comp.Block.A.Rows(); r++ {
+		b, cc := &comp.Block.B, &comp.Block.C
+		want := !moved[uint32(r)] && b.RowStart[r+1]-b.RowStart[r] == 1 && b.Cols[b.RowStart[r]] == 0 &&
+			b.Coef[b.RowStart[r]] == 0 && cc.RowStart[r+1]-cc.RowStart[r] == 1 && cc.Coef[cc.RowStart[r]] == 0
+		if got := isLinear(lin.block, r); got != want {
+			t.Fatalf("block row %d: marked %v, want %v", r, got, want)
+		}
+		if want {
+			marked++
+		}
+	}
+	if marked < 2 {
+		t.Fatalf("%d linear rows in the block template, want the packing and input rows", marked)
+	}
+	want, err := SynthesizeProving(ctx, c, Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, err := WitnessBlocks(ctx, comp, c.prefix, c.n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row, err := comp.CompleteChecked(ctx, pa, 2); err != nil || row >= 0 {
+		t.Fatalf("row %d, %v", row, err)
+	}
+	equalAssignments(t, pa, want)
+}
