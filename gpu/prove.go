@@ -206,18 +206,6 @@ type partitionInputs struct {
 	hostDone func()
 }
 
-// releaseHost hands the partition's host vectors back before its kernels run: the pooled
-// scalar buffers to the prover, the assignment's vectors through ProveRequest.HostDone. A later
-// attempt finds the inputs consumed. A partition's 17 GB (32 GiB PoRep) then serve the next
-// synthesis while this one is on the device.
-func (in *partitionInputs) releaseHost() {
-	in.consumed = true
-	if in.hostDone != nil {
-		in.hostDone()
-		in.hostDone = nil
-	}
-}
-
 // whole returns the whole buffer that v starts, as bytes, when later partitions upload from
 // that memory again (a recycled witness vector or a pooled scalar buffer: worth registering
 // once), else nil.

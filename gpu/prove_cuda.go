@@ -323,6 +323,18 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	return res, nil
 }
 
+// releaseHost hands the partition's host vectors back before its kernels run: the pooled
+// scalar buffers to the prover, the assignment's vectors through ProveRequest.HostDone. A later
+// attempt finds the inputs consumed. A partition's 17 GB (32 GiB PoRep) then serve the next
+// synthesis while this one is on the device.
+func (in *partitionInputs) releaseHost() {
+	in.consumed = true
+	if in.hostDone != nil {
+		in.hostDone()
+		in.hostDone = nil
+	}
+}
+
 func sameVector(a, b []fr.Element) bool {
 	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }

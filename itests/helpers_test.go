@@ -247,7 +247,13 @@ func testParams(t *testing.T, constraints int, seed uint64) *groth16.Parameters 
 // waitFor polls cond until it holds; the bound only keeps a broken build from hanging CI.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	waitWithin(t, what, 2*time.Minute, cond)
+}
+
+// waitWithin is waitFor with another deadline, for work that proves (slower under CI's load).
+func waitWithin(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting for %s", what)

@@ -42,7 +42,7 @@ c2)
   modes=compiled
   [ "${C2_FULL:-}" = 1 ] && modes="compiled full"
   for mode in $modes; do
-    n=${C2_PROOFS:-3}
+    n=${C2_PROOFS:-4}
     [ "$mode" = full ] && n=1
     step "c2-$mode" 300 "$here/snarkd-cuda" bench c2 --proof 32GiB --proofs "$n" --synthesis "$mode" --json
   done

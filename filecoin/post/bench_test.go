@@ -96,25 +96,21 @@ func benchPartitionSynthesis(b *testing.B, c *Circuit) {
 		b.Fatal(err)
 	}
 	b.Logf("compiled: %d rows, %.1f MiB", comp.NumConstraints(), float64(comp.Bytes())/(1<<20))
+	partition := func(b *testing.B) {
+		pa, err := WitnessOnly(ctx, c, comp, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := comp.Complete(ctx, pa, 0); err != nil {
+			b.Fatal(err)
+		}
+		pa.Recycle()
+	}
 	// One partition first, so that the steady state does not time the first one's page faults.
-	pa, err := WitnessOnly(ctx, c, comp, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := comp.Complete(ctx, pa, 0); err != nil {
-		b.Fatal(err)
-	}
-	pa.Recycle()
+	partition(b)
 	b.Run("compiled", func(b *testing.B) {
 		for b.Loop() {
-			pa, err := WitnessOnly(ctx, c, comp, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := comp.Complete(ctx, pa, 0); err != nil {
-				b.Fatal(err)
-			}
-			pa.Recycle()
+			partition(b)
 		}
 	})
 	b.Run("witness", func(b *testing.B) {

@@ -162,7 +162,7 @@ func BenchmarkSynthesizeParallel(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	reportRows(b, comp)
 }
 
 // BenchmarkSynthesizeWitness is witness-only synthesis plus the sparse products, in the steady
@@ -178,7 +178,7 @@ func BenchmarkSynthesizeWitness(b *testing.B) {
 		}
 		pa.Recycle() // as the prover does once the proof is made
 	}
-	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	reportRows(b, comp)
 }
 
 // BenchmarkWitnessOnly is the witness-only synthesis alone (no products).
@@ -193,7 +193,7 @@ func BenchmarkWitnessOnly(b *testing.B) {
 		}
 		pa.Recycle()
 	}
-	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	reportRows(b, comp)
 }
 
 // warmVectors synthesizes one partition and recycles it, so that a benchmark of the steady
@@ -207,20 +207,32 @@ func warmVectors(b *testing.B, c *Circuit, comp *cs.Compiled) {
 	pa.Recycle()
 }
 
-// BenchmarkProducts is a = A·z, b = B·z, c = C·z alone, on a synthesized witness.
-func BenchmarkProducts(b *testing.B) {
+// synthesized returns the benchmark circuit's compiled form and a completed assignment of it.
+func synthesized(b *testing.B) (*cs.Compiled, *cs.ProvingAssignment) {
+	b.Helper()
 	c, comp := benchCircuit(b)
 	pa, err := synthesizeWitness(context.Background(), c, comp, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
+	return comp, pa
+}
+
+// reportRows reports the rows per second of a benchmark over comp.
+func reportRows(b *testing.B, comp *cs.Compiled) {
+	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkProducts is a = A·z, b = B·z, c = C·z alone, on a synthesized witness.
+func BenchmarkProducts(b *testing.B) {
+	comp, pa := synthesized(b)
 	for i := 0; i < b.N; i++ {
 		if err := comp.Products(context.Background(), pa.Input, pa.Aux, pa.A, pa.B, pa.C, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	reportRows(b, comp)
 	terms := len(comp.Prefix.A.Cols) + len(comp.Prefix.B.Cols) + len(comp.Prefix.C.Cols) +
 		comp.Blocks*(len(comp.Block.A.Cols)+len(comp.Block.B.Cols)+len(comp.Block.C.Cols))
 	b.ReportMetric(float64(terms)*float64(b.N)/b.Elapsed().Seconds(), "terms/s")
@@ -229,34 +241,24 @@ func BenchmarkProducts(b *testing.B) {
 // BenchmarkProductsChecked is BenchmarkProducts with every row checked as it is computed (the
 // prover's path); BenchmarkRowCheck is the separate pass it replaces.
 func BenchmarkProductsChecked(b *testing.B) {
-	c, comp := benchCircuit(b)
-	pa, err := synthesizeWitness(context.Background(), c, comp, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
+	comp, pa := synthesized(b)
 	for i := 0; i < b.N; i++ {
 		row, err := comp.ProductsChecked(context.Background(), pa.Input, pa.Aux, pa.A, pa.B, pa.C, 0)
 		if err != nil || row >= 0 {
 			b.Fatalf("row %d: %v", row, err)
 		}
 	}
-	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	reportRows(b, comp)
 }
 
 func BenchmarkRowCheck(b *testing.B) {
-	c, comp := benchCircuit(b)
-	pa, err := synthesizeWitness(context.Background(), c, comp, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
+	comp, pa := synthesized(b)
 	for i := 0; i < b.N; i++ {
 		if row := cs.FirstUnsatisfied(pa); row >= 0 {
 			b.Fatalf("row %d", row)
 		}
 	}
-	b.ReportMetric(float64(comp.NumConstraints())*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	reportRows(b, comp)
 }
 
 // synthesizeWitness is SynthesizeParallel without constraints: the challenge blocks compute
