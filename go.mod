@@ -9,6 +9,7 @@ require (
 	github.com/filecoin-project/go-jsonrpc v0.9.0
 	github.com/filecoin-project/go-state-types v0.18.0
 	github.com/google/uuid v1.6.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/ipfs/go-cid v0.6.0
 	github.com/ipfs/go-log/v2 v2.9.2
 	github.com/mattn/go-isatty v0.0.22
@@ -29,7 +30,6 @@ require (
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
 	github.com/golang/groupcache v0.0.0-20200121045136-8c9f03a8e57e // indirect
 	github.com/google/pprof v0.0.0-20250820193118-f64d9cf942d6 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/ipfs/boxo v0.34.0 // indirect
 	github.com/ipfs/go-block-format v0.2.3 // indirect
 	github.com/ipfs/go-ipld-cbor v0.2.1 // indirect

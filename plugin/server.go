@@ -209,7 +209,7 @@ func (g *gate) get(next http.Handler, open bool) http.Handler {
 // it is read (413 when it goes over), waits up to slotWait for a body slot (503 with
 // Retry-After when none frees) and answers JSON type errors in params with the typed
 // bad-request error. Websocket connections (GET with Connection: upgrade) pass after the
-// token check.
+// token check, each of their messages bounded by the same limit (wsLimitWriter).
 func (g *gate) rpc(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost && r.Method != http.MethodGet {
@@ -228,13 +228,14 @@ func (g *gate) rpc(next http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(ctx)
-		if r.Method == http.MethodGet && headerHas(r.Header, "Connection", "upgrade") {
-			next.ServeHTTP(w, r)
-			return
-		}
 		limit, setting := g.maxRead, "API.MaxReadRequestBytes"
 		if auth.HasPerm(ctx, rpcapi.PermWrite) {
 			limit, setting = g.maxWrite, "API.MaxRequestBytes"
+		}
+		if r.Method == http.MethodGet && headerHas(r.Header, "Connection", "upgrade") {
+			// Each message the connection carries is bounded like a request body.
+			next.ServeHTTP(&wsLimitWriter{ResponseWriter: w, limit: limit, setting: setting, remote: r.RemoteAddr}, r)
+			return
 		}
 		if r.ContentLength > limit {
 			log.Warnw("refused oversize request", "bytes", r.ContentLength, "max", limit, "setting", setting, "remote", r.RemoteAddr)
