@@ -606,6 +606,15 @@ func (c *Compiled) products(ctx context.Context, inputs, aux, a, b, cv []fr.Elem
 					cv[o] = ev.row(&sec.C, it.row+r)
 					if isLinear(marks, it.row+r) {
 						a[o] = cv[o] // lc · ONE = v: lc's value is v's
+						// One in linearSample+1 is evaluated all the same, so that linear rows
+						// that are not this witness's (a stale compiled circuit) still fail
+						// the check.
+						if checking && o&linearSample == 0 {
+							if t = ev.row(&sec.A, it.row+r); !t.Equal(&cv[o]) {
+								bad.offer(o)
+								checking = false
+							}
+						}
 						continue
 					}
 					a[o] = ev.row(&sec.A, it.row+r)
@@ -792,29 +801,36 @@ func WitnessBlocks(ctx context.Context, comp *Compiled, prefix PrefixFunc, n, wo
 	pa.Aux = comp.vectors.get(comp.NumAux, comp.NumAux)[:0]
 	pa.pool = &comp.vectors
 	pa.ctx = ctx
-	if _, err := pa.AllocInputValue("ONE", &oneElement); err != nil {
+	if err := witnessInto(ctx, pa, comp, prefix, workers); err != nil {
+		pa.Recycle() // the pooled aux goes back
 		return nil, err
-	}
-	block, err := prefix(pa)
-	if err != nil {
-		return nil, fmt.Errorf("synthesizing circuit: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("synthesis interrupted: %w", err)
-	}
-	if sh := pa.Shape(); sh.NumConstraints != comp.PrefixRows || sh.NumAux != comp.PrefixAux || sh.NumInputs != comp.PrefixInputs {
-		return nil, fmt.Errorf("%w: prefix of %d rows, %d aux and %d inputs; the compiled circuit's has %d, %d and %d",
-			ErrBlockShape, sh.NumConstraints, sh.NumAux, sh.NumInputs, comp.PrefixRows, comp.PrefixAux, comp.PrefixInputs)
-	}
-	if comp.Blocks > 0 {
-		layout := BlockLayout{Rows: comp.BlockRows, Aux: comp.BlockAux, Inputs: comp.BlockInputs > 0}
-		if err := SynthesizeBlocks(ctx, pa, layout, comp.Blocks, workers, block); err != nil {
-			return nil, err
-		}
 	}
 	enforceInputRows(pa, len(pa.Input))
 	pa.ctx = nil
 	return pa, nil
+}
+
+// witnessInto synthesizes ONE, the prefix and the blocks of comp's circuit into pa.
+func witnessInto(ctx context.Context, pa *ProvingAssignment, comp *Compiled, prefix PrefixFunc, workers int) error {
+	if _, err := pa.AllocInputValue("ONE", &oneElement); err != nil {
+		return err
+	}
+	block, err := prefix(pa)
+	if err != nil {
+		return fmt.Errorf("synthesizing circuit: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("synthesis interrupted: %w", err)
+	}
+	if sh := pa.Shape(); sh.NumConstraints != comp.PrefixRows || sh.NumAux != comp.PrefixAux || sh.NumInputs != comp.PrefixInputs {
+		return fmt.Errorf("%w: prefix of %d rows, %d aux and %d inputs; the compiled circuit's has %d, %d and %d",
+			ErrBlockShape, sh.NumConstraints, sh.NumAux, sh.NumInputs, comp.PrefixRows, comp.PrefixAux, comp.PrefixInputs)
+	}
+	if comp.Blocks > 0 {
+		layout := BlockLayout{Rows: comp.BlockRows, Aux: comp.BlockAux, Inputs: comp.BlockInputs > 0}
+		return SynthesizeBlocks(ctx, pa, layout, comp.Blocks, workers, block)
+	}
+	return nil
 }
 
 // FirstUnsatisfied returns the index of the first row of pa with a·b ≠ c, or -1; rows are

@@ -573,3 +573,69 @@ func TestLinearRows(t *testing.T) {
 	}
 	equalAssignments(t, pa, want)
 }
+
+// Linear rows are copied, not evaluated, but the checked products sample them: a compiled
+// circuit whose linear rows are not the witness's (here every block's packing row, negated) is
+// still refused.
+func TestCompleteCheckedSamplesLinearRows(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 64, seed: 11}
+	comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin := comp.linearOf()
+	pack := -1
+	for r := 0; r < comp.Block.A.Rows(); r++ {
+		if isLinear(lin.block, r) && comp.Block.A.RowStart[r+1]-comp.Block.A.RowStart[r] == 8 {
+			pack = r
+		}
+	}
+	if pack < 0 {
+		t.Fatal("no packing row among the linear rows")
+	}
+	for k := comp.Block.A.RowStart[pack]; k < comp.Block.A.RowStart[pack+1]; k++ {
+		comp.Block.A.Coef[k] = 1 // −1: A·z is now −packed
+	}
+	pa, err := WitnessBlocks(ctx, comp, c.prefix, c.n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := comp.CompleteChecked(ctx, pa, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row < 0 || (row-comp.PrefixRows)%comp.BlockRows != pack || row%(linearSample+1) != 0 {
+		t.Fatalf("first unsatisfied row %d, want a sampled packing row (block row %d of %d)", row, pack, comp.BlockRows)
+	}
+}
+
+// A witness synthesis that fails hands its pooled aux back: a registration of that memory
+// with a device is let go with the pool's, not kept by a dropped assignment.
+func TestWitnessBlocksFailureRecycles(t *testing.T) {
+	ctx := context.Background()
+	c := mixBlocks{n: 3, seed: 2}
+	comp, err := Compile(ctx, "test/mix", c.prefix, c.n, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := func(sys ConstraintSystem) (BlockFunc, error) {
+		block, err := c.prefix(sys)
+		return func(sys ConstraintSystem, i int) error {
+			if i == 2 {
+				return errors.New("no witness for block 2")
+			}
+			return block(sys, i)
+		}, err
+	}
+	if _, err := WitnessBlocks(ctx, comp, failing, c.n, 2); err == nil {
+		t.Fatal("a failing block gave a witness")
+	}
+	comp.vectors.mu.Lock()
+	free := len(comp.vectors.free)
+	comp.vectors.mu.Unlock()
+	if free != 1 {
+		t.Fatalf("%d vectors back in the pool after a failed witness, want its aux", free)
+	}
+	comp.vectors.timer.Stop()
+}

@@ -1,11 +1,17 @@
 package cs
 
+// linearSample sets which linear rows the checked products evaluate anyway: those whose index
+// is a multiple of linearSample+1.
+const linearSample = 63
+
 // linearRows marks the rows of the form lc · ONE = v (B is exactly ONE, C exactly one variable,
 // both with coefficient 1, and no moved terms): the witness already holds lc's value, as v, so
 // Products copies c into a instead of evaluating lc. Poseidon's linear layers are such rows, each
 // lc a row of the MDS matrix with general coefficients: a multiplication per term, computed once
-// by the witness and again by the products. Their row check holds by construction; a witness
-// that broke one would give a proof that does not verify, and every proof is verified.
+// by the witness and again by the products. Their row check holds by construction, so the
+// checked products evaluate a sample of them (linearSample) to catch a compiled circuit that is
+// not the witness's; a witness that broke one alone gives a proof that does not verify, and
+// every proof is verified.
 type linearRows struct {
 	prefix, block []uint64 // one bit per row of the section
 }

@@ -35,11 +35,6 @@ type ProveRequest struct {
 	R, S   fr.Element
 	// OnEvent, if set, receives the partition's scheduler events.
 	OnEvent func(Event)
-	// HostDone, if set, is called at most once, from the proving goroutine, as soon as PA's
-	// vectors are no longer read: every one of them is on the device (plans that upload
-	// everything before the first kernel) and no later attempt may use them. The caller may
-	// then reuse them (cs.ProvingAssignment.Recycle) while the kernels run.
-	HostDone func()
 }
 
 // ProveResult is a partition proof and how it ran.
@@ -202,8 +197,6 @@ type partitionInputs struct {
 	// recycled are the assignment's own vectors (at full capacity) when they go back to their
 	// compiled circuit's pool after the proof, so that the same memory comes back.
 	recycled [][]fr.Element
-	// hostDone hands the host vectors back once they are all on the device (releaseHost).
-	hostDone func()
 }
 
 // whole returns the whole buffer that v starts, as bytes, when later partitions upload from
@@ -415,13 +408,6 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 		return ProveResult{}, err
 	}
 	defer func() { p.release(in.pooled...) }()
-	in.hostDone = func() {
-		p.release(in.pooled...)
-		in.pooled = nil
-		if req.HostDone != nil {
-			req.HostDone()
-		}
-	}
 	stages.span("prepare (cpu)", t0)
 	queued := time.Now()
 	key := req.SRSKey

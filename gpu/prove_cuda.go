@@ -186,22 +186,6 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			}
 			staged[q] = true
 		}
-		all := plan.DomainBuffers == 3
-		for q := QueryL; q < numQueries; q++ {
-			all = all && (staged[q] || len(in.scalars[q]) == 0)
-		}
-		if all {
-			// a, b and c went up before the scalars: once the copies complete (the other
-			// worker's kernels run meanwhile; this one holds no lock yet), nothing reads the
-			// host vectors again, and they go back for the next partition's synthesis.
-			t0 := time.Now()
-			if err := up.waitAll(ctx); err != nil {
-				return err
-			}
-			slog.add("wait upload all (host vectors released)", time.Since(t0))
-			slog.span("wait upload all", t0)
-			in.releaseHost()
-		}
 		return nil
 	}
 	if dom != nil {
@@ -321,18 +305,6 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		}
 	}
 	return res, nil
-}
-
-// releaseHost hands the partition's host vectors back before its kernels run: the pooled
-// scalar buffers to the prover, the assignment's vectors through ProveRequest.HostDone. A later
-// attempt finds the inputs consumed. A partition's 17 GB (32 GiB PoRep) then serve the next
-// synthesis while this one is on the device.
-func (in *partitionInputs) releaseHost() {
-	in.consumed = true
-	if in.hostDone != nil {
-		in.hostDone()
-		in.hostDone = nil
-	}
 }
 
 func sameVector(a, b []fr.Element) bool {

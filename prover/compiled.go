@@ -227,12 +227,17 @@ func (p *Pipeline) synthesize(ctx context.Context, sp *SealParams, ph *Phases, s
 
 // completed is the compiled path of synthesize: witness-only synthesis, the products, and the
 // checks (parameters' shape, every row, the public inputs).
-func (p *Pipeline) completed(ctx context.Context, sp *SealParams, ph *Phases, s compiledSynthesis, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+func (p *Pipeline) completed(ctx context.Context, sp *SealParams, ph *Phases, s compiledSynthesis, comp *cs.Compiled) (_ *cs.ProvingAssignment, err error) {
 	t0 := time.Now()
 	pa, err := s.witness(ctx, comp)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			pa.Recycle() // pooled (and possibly device-registered) memory goes back
+		}
+	}()
 	t1 := time.Now()
 	ph.Add(PhaseWitness, t1.Sub(t0))
 	// The rows are checked as the products compute them (counted in the products' time).

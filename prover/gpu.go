@@ -49,8 +49,6 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 	res, err := b.prover.Prove(ctx, gpu.ProveRequest{
 		JobID: info.JobID, Kind: queueKind(info), Submitted: info.Submitted, Index: info.Index,
 		PK: pk, PA: pa, R: *r, S: *s,
-		// Recycled vectors go back as soon as they are on the device (no-op for full synthesis).
-		HostDone: pa.Recycle,
 		OnEvent: func(ev gpu.Event) {
 			if info.Note == nil {
 				return

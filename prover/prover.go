@@ -406,6 +406,9 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 			t1 := time.Now()
 			pr, err := p.backend.Prove(ctx, pi, pk, pa, &r, &s)
 			if err != nil {
+				// The backend is done with the vectors either way: back to the pool, which
+				// also lets a device registration of them go when the pool drops them.
+				pa.Recycle()
 				fail(fmt.Errorf("proving partition %d on %s: %w", i, p.backend.Name(), err))
 				return
 			}
