@@ -55,7 +55,8 @@ func TestCLIFirstContact(t *testing.T) {
 	if err := os.WriteFile(c1Array, []byte("[]"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"SNARKD_API_INFO=", "SNARKD_LOG_FORMAT=json"}
+	// One job worker: the queue steps need a job to wait behind a running one.
+	env := []string{"SNARKD_API_INFO=", "SNARKD_LOG_FORMAT=json", "SNARKD_JOBS_WORKERS=1"}
 
 	var (
 		d                *daemon
