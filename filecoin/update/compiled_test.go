@@ -58,8 +58,9 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 }
 
 // A production-shape (32 GiB) partition completed from its compiled circuit, whose blocks read
-// their challenges from the prefix (moved terms), satisfies every row. SNARKD_HEAVY_TESTS=1:
-// about 14 GB of memory.
+// their challenges from the prefix (moved terms), satisfies every row and equals full
+// synthesis. SNARKD_HEAVY_TESTS=1: about 14 GB of memory for the compiled path, several times
+// that for full synthesis (a GPU host's memory).
 func TestSynthesizeWitnessProductionShape(t *testing.T) {
 	if os.Getenv("SNARKD_HEAVY_TESTS") == "" {
 		t.Skip("81M-row witness; SNARKD_HEAVY_TESTS=1")
@@ -96,6 +97,15 @@ func TestSynthesizeWitnessProductionShape(t *testing.T) {
 	t.Logf("%d rows, %d moved terms: witness and products in %v", len(pa.A), len(comp.Moved), time.Since(t0))
 	if row := cs.FirstUnsatisfied(pa); row >= 0 {
 		t.Fatalf("row %d not satisfied", row)
+	}
+	t0 = time.Now()
+	want, err := SynthesizeParallel(ctx, c, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("full synthesis in %v", time.Since(t0))
+	if err := pa.Diff(want); err != nil {
+		t.Fatalf("compiled and full synthesis differ: %v", err)
 	}
 }
 
