@@ -5,13 +5,15 @@
 #   make cuda && mkdir -p c2bench && cp bin/snarkd-cuda c2bench/ &&
 #   go test -c -tags cuda -ldflags "-s -w" -o c2bench/prover.test ./prover/ &&
 #   go test -c -ldflags "-s -w" -o c2bench/circuit.test ./filecoin/porep/circuit/ &&
-#   go test -c -ldflags "-s -w" -o c2bench/post.test ./filecoin/post/
+#   go test -c -ldflags "-s -w" -o c2bench/post.test ./filecoin/post/ &&
+#   go test -c -ldflags "-s -w" -o c2bench/update.test ./filecoin/update/
 #
 # then run `c2bench/c2-bench-device.sh synth|c2 [OUTDIR]` there (copy this script beside the
 # binaries). synth: the 32 GiB PoRep and WindowPoSt partition syntheses (full, witness-only,
-# products) and the 32 GiB equality tests, GPU proofs included. c2: `snarkd bench c2` with
-# compiled synthesis; C2_FULL=1 adds full synthesis (one proof: on a 128 GiB host it can run out
-# of memory). It prints a short table last; logs and JSON reports go to OUTDIR.
+# products) and the 32 GiB equality tests (PoRep with GPU proofs, WindowPoSt, SnapDeals). c2:
+# `snarkd bench c2` with compiled synthesis, two jobs at once; C2_FULL=1 adds full synthesis (one
+# proof: on a 128 GiB host it can run out of memory). It prints a short table last; logs and
+# JSON reports go to OUTDIR. The synth part takes about 10 minutes: one device call each.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 part=${1:?usage: c2-bench-device.sh synth|c2 [OUTDIR]}
@@ -34,9 +36,10 @@ synth)
   step window 90 "$here/post.test" -test.run XXX -test.bench 'WindowPoSt32GiBSynthesis/(compiled|witness)' -test.benchtime 3x -test.benchmem
   SNARKD_HEAVY_TESTS=1 step window-equal 100 "$here/post.test" -test.v -test.run TestWindowPoSt32GiBCompiledMatches
   GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step porep-gpu-equal 200 "$here/prover.test" -test.v -test.run TestHardwarePoRepCompiledProofs
+  GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step snap-equal 200 "$here/update.test" -test.v -test.run TestSynthesizeWitnessProductionShape
   echo
   grep -hE '^Benchmark' "$out"/porep-*.log "$out/window.log"
-  grep -hE -- '^(--- |ok|FAIL)|rows:|identical' "$out/window-equal.log" "$out/porep-gpu-equal.log"
+  grep -hE -- '^(--- |ok|FAIL)|rows:|identical' "$out/window-equal.log" "$out/porep-gpu-equal.log" "$out/snap-equal.log"
   ;;
 c2)
   modes=compiled
