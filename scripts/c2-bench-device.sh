@@ -8,15 +8,15 @@
 #   go test -c -ldflags "-s -w" -o c2bench/post.test ./filecoin/post/ &&
 #   go test -c -ldflags "-s -w" -o c2bench/update.test ./filecoin/update/
 #
-# then run `c2bench/c2-bench-device.sh synth|c2 [OUTDIR]` there (copy this script beside the
-# binaries). synth: the 32 GiB PoRep and WindowPoSt partition syntheses (full, witness-only,
-# products) and the 32 GiB equality tests (PoRep with GPU proofs, WindowPoSt, SnapDeals). c2:
+# then run `c2bench/c2-bench-device.sh synth|equal|c2 [OUTDIR]` there (copy this script beside
+# the binaries). synth: the 32 GiB PoRep and WindowPoSt partition syntheses (full, witness-only,
+# products). equal: the 32 GiB equality tests (PoRep with GPU proofs, WindowPoSt, SnapDeals). c2:
 # `snarkd bench c2` with compiled synthesis, two jobs at once; C2_FULL=1 adds full synthesis (one
 # proof: on a 128 GiB host it can run out of memory). It prints a short table last; logs and
-# JSON reports go to OUTDIR. The synth part takes about 10 minutes: one device call each.
+# JSON reports go to OUTDIR. Each part fits one device call (under 10 minutes).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: c2-bench-device.sh synth|c2 [OUTDIR]}
+part=${1:?usage: c2-bench-device.sh synth|equal|c2 [OUTDIR]}
 out=${2:-$here/../c2bench-out}
 mkdir -p "$out" /tmp/snarkd-bench-circuits
 { nproc; free -g | head -2; command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader; } | tee "$out/host.txt"
@@ -34,11 +34,14 @@ synth)
   step porep-full 110 "$here/circuit.test" -test.run XXX -test.bench SynthesizeParallel -test.benchtime 2x -test.benchmem
   step porep-compiled 130 "$here/circuit.test" -test.run XXX -test.bench 'SynthesizeWitness|WitnessOnly|Products' -test.benchtime 4x -test.benchmem
   step window 90 "$here/post.test" -test.run XXX -test.bench 'WindowPoSt32GiBSynthesis/(compiled|witness)' -test.benchtime 3x -test.benchmem
-  SNARKD_HEAVY_TESTS=1 step window-equal 100 "$here/post.test" -test.v -test.run TestWindowPoSt32GiBCompiledMatches
-  GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step porep-gpu-equal 200 "$here/prover.test" -test.v -test.run TestHardwarePoRepCompiledProofs
-  GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step snap-equal 200 "$here/update.test" -test.v -test.run TestSynthesizeWitnessProductionShape
   echo
   grep -hE '^Benchmark' "$out"/porep-*.log "$out/window.log"
+  ;;
+equal)
+  SNARKD_HEAVY_TESTS=1 step window-equal 100 "$here/post.test" -test.v -test.run TestWindowPoSt32GiBCompiledMatches
+  GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step porep-gpu-equal 200 "$here/prover.test" -test.v -test.run TestHardwarePoRepCompiledProofs
+  GOMEMLIMIT=100GiB SNARKD_HEAVY_TESTS=1 step snap-equal 250 "$here/update.test" -test.v -test.run TestSynthesizeWitnessProductionShape
+  echo
   grep -hE -- '^(--- |ok|FAIL)|rows:|identical' "$out/window-equal.log" "$out/porep-gpu-equal.log" "$out/snap-equal.log"
   ;;
 c2)
@@ -55,7 +58,7 @@ c2)
   done
   ;;
 *)
-  echo "unknown part $part: want synth or c2" >&2
+  echo "unknown part $part: want synth, equal or c2" >&2
   exit 2
   ;;
 esac
