@@ -82,6 +82,11 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// hookWG counts hook calls in flight; once hooksClosed (Close), no more start.
+	hookMu      sync.Mutex
+	hookWG      sync.WaitGroup
+	hooksClosed bool
 }
 
 // Stats are cumulative counters since start, for /metrics and Status.
@@ -189,7 +194,8 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 }
 
 // OnFinal registers a function called (in its own goroutine) for every job that becomes final,
-// and at once for each final job already in the journal. Lotus delivery uses it.
+// and at once for each final job already in the journal. Lotus delivery uses it. fn should not
+// block for long: Close waits for the calls in flight, and makes no new ones.
 func (m *Manager) OnFinal(fn func(rpcapi.Job)) {
 	m.mu.Lock()
 	m.hooks = append(m.hooks, fn)
@@ -201,8 +207,23 @@ func (m *Manager) OnFinal(fn func(rpcapi.Job)) {
 	}
 	m.mu.Unlock()
 	for _, job := range final {
-		go fn(job)
+		m.runHook(fn, job)
 	}
+}
+
+// runHook calls fn(job) on a goroutine Close waits for; after Close it does nothing (a final job
+// stays in the journal, and the next start calls the hooks for it again).
+func (m *Manager) runHook(fn func(rpcapi.Job), job rpcapi.Job) {
+	m.hookMu.Lock()
+	defer m.hookMu.Unlock()
+	if m.hooksClosed {
+		return
+	}
+	m.hookWG.Add(1)
+	go func() {
+		defer m.hookWG.Done()
+		fn(job)
+	}()
 }
 
 // Close stops the workers. Running jobs are interrupted but stay "running" in the journal, so
@@ -213,6 +234,10 @@ func (m *Manager) Close() {
 	m.mu.Unlock()
 	m.cancel()
 	m.wg.Wait()
+	m.hookMu.Lock()
+	m.hooksClosed = true
+	m.hookMu.Unlock()
+	m.hookWG.Wait()
 	m.events.close()
 }
 
@@ -501,7 +526,7 @@ func (m *Manager) finish(e *entry, typ rpcapi.EventType) {
 	m.mu.Unlock()
 	m.events.publish(ev)
 	for _, h := range hooks {
-		go h(job)
+		m.runHook(h, job)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -617,5 +618,53 @@ func TestSealJobStartsWithIdlePoStWorker(t *testing.T) {
 			t.Fatalf("round %d: the seal job never started", i)
 		}
 		g.release <- struct{}{}
+	}
+}
+
+// TestHooksOwned: Close waits for the final-job hooks in flight, and calls none after it.
+func TestHooksOwned(t *testing.T) {
+	g := newGateRunner()
+	path := filepath.Join(t.TempDir(), "j.db")
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	m, err := Open(j, g, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	var returned atomic.Bool
+	m.OnFinal(func(rpcapi.Job) {
+		calls.Add(1)
+		entered <- struct{}{}
+		<-release
+		returned.Store(true)
+	})
+	res, _ := m.Submit(testReq("hooked", 1), SubmitOpts{})
+	waitStart(t, g)
+	g.release <- struct{}{}
+	if _, err := m.Await(context.Background(), res.JobID); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	closed := make(chan struct{})
+	go func() { m.Close(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a hook was running")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	<-closed
+	if !returned.Load() {
+		t.Fatal("Close returned before the hook did")
+	}
+	m.runHook(func(rpcapi.Job) { calls.Add(1) }, rpcapi.Job{})
+	m.hookWG.Wait()
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d hook calls, want 1 (none after Close)", n)
 	}
 }
