@@ -170,6 +170,49 @@ func TestProxyStructsCoverInterfaces(t *testing.T) {
 	}
 }
 
+// TestPermTags: every method's permission is the one this table gives, so a change is made on
+// purpose, here and in docs/api.md. The worker's and the miner's are Lotus's own
+// (api/api_worker.go: every worker method is admin; api/api_storage.go and api/api_common.go
+// for the miner's).
+func TestPermTags(t *testing.T) {
+	want := map[string]map[string]Permission{
+		"Prover": {
+			"Version": PermRead, "Status": PermRead, "Await": PermRead, "Jobs": PermRead, "Events": PermRead,
+			"Submit": PermWrite, "Prove": PermWrite, "Cancel": PermWrite, "SealCommitPhase2": PermWrite,
+			"GenerateWinningPoStWithVanilla": PermWrite, "GenerateSinglePartitionWindowPoStWithVanilla": PermWrite,
+			"GenerateUpdateProofWithVanilla": PermWrite,
+			"MinerAttach":                    PermAdmin,
+		},
+		"Miner": {
+			"Version": PermRead, "Session": PermRead, "AuthVerify": PermRead,
+			"WorkerConnect": PermAdmin, "ReturnSealCommit2": PermAdmin, "ReturnProveReplicaUpdate2": PermAdmin,
+			"StorageFindSector": PermAdmin,
+		},
+	}
+	for _, tc := range []struct {
+		name    string
+		methods reflect.Type
+	}{{"Prover", reflect.TypeOf(ProverMethods{})}, {"Worker", reflect.TypeOf(WorkerMethods{})}, {"Miner", reflect.TypeOf(MinerMethods{})}} {
+		seen := map[string]bool{}
+		for i := 0; i < tc.methods.NumField(); i++ {
+			f := tc.methods.Field(i)
+			seen[f.Name] = true
+			w, ok := want[tc.name][f.Name]
+			if tc.name == "Worker" {
+				w, ok = PermAdmin, true
+			}
+			if got := Permission(f.Tag.Get("perm")); !ok || got != w {
+				t.Errorf("%s.%s: perm %q, the table says %q", tc.name, f.Name, got, w)
+			}
+		}
+		for m := range want[tc.name] {
+			if !seen[m] {
+				t.Errorf("%s.%s is in the table but not in the API", tc.name, m)
+			}
+		}
+	}
+}
+
 // TestErrorCodesClearOfLotus: a lotus-miner decodes worker errors with Lotus's registry
 // (api/api_errors.go: FirstUserCode+0..11, -32005, -32002); our codes must not land there.
 func TestErrorCodesClearOfLotus(t *testing.T) {
