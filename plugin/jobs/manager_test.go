@@ -82,6 +82,21 @@ func open(t *testing.T, path string, r Runner, cfg Config) *Manager {
 	return m
 }
 
+// openManual is open for a test that closes the manager itself (the journal closes at cleanup).
+func openManual(t *testing.T, path string, r Runner, cfg Config) *Manager {
+	t.Helper()
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	m, err := Open(j, r, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 func waitStart(t *testing.T, g *gateRunner) uint64 {
 	t.Helper()
 	select {
@@ -624,16 +639,7 @@ func TestSealJobStartsWithIdlePoStWorker(t *testing.T) {
 // TestHooksOwned: Close waits for the final-job hooks in flight, and calls none after it.
 func TestHooksOwned(t *testing.T) {
 	g := newGateRunner()
-	path := filepath.Join(t.TempDir(), "j.db")
-	j, err := journal.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	m, err := Open(j, g, Config{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := openManual(t, filepath.Join(t.TempDir(), "j.db"), g, Config{Workers: 1})
 	entered, release := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	var returned atomic.Bool
