@@ -94,7 +94,6 @@ type wsFrames struct {
 	head    [14]byte // the frame header read so far
 	headN   int
 	payload uint64 // payload bytes of the current frame still to come
-	control bool   // the current frame is a control frame
 	message int64  // payload of the current message so far
 }
 
@@ -142,9 +141,7 @@ func (f *wsFrames) feed(b []byte) error {
 		default:
 			n = uint64(l)
 		}
-		opcode := f.head[0] & 0x0f
-		f.control = opcode >= 8
-		if !f.control {
+		if opcode := f.head[0] & 0x0f; opcode < 8 { // a data frame (8 and up are control frames)
 			if opcode != 0 { // a new message (text or binary); 0 continues the current one
 				f.message = 0
 			}

@@ -26,14 +26,7 @@ func TestSynthesizeWitnessMatches(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := 0; k < e.Params.PartitionCount; k++ {
-			b, err := e.PartitionProof(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, _, err := e.Params.Partition(b, e.Inputs(k))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := partitionCircuit(t, e, k)
 			want, err := SynthesizeParallel(ctx, c, 2)
 			if err != nil {
 				t.Fatal(err)
@@ -81,14 +74,7 @@ func TestSynthesizeWitnessProductionShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.PartitionProof(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _, err := p.Partition(b, e.Inputs(3))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := partitionCircuit(t, e, 3)
 	t0 := time.Now()
 	pa, err := synthesizeWitness(ctx, c, comp, 0)
 	if err != nil {
@@ -133,14 +119,7 @@ func TestSynthesizeWitnessMatches8MiB(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := 0; k < p.PartitionCount; k++ {
-			b, err := e.PartitionProof(k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, _, err := p.Partition(b, e.Inputs(k))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := partitionCircuit(t, e, k)
 			want, err := SynthesizeParallel(ctx, c, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -155,6 +134,20 @@ func TestSynthesizeWitnessMatches8MiB(t *testing.T) {
 			t.Logf("poseidon %v partition %d of %d: %d rows equal", poseidon, k, p.PartitionCount, len(want.A))
 		}
 	}
+}
+
+// partitionCircuit is partition k's circuit from e's partition proof.
+func partitionCircuit(t *testing.T, e *Encoded, k int) *Circuit {
+	t.Helper()
+	b, err := e.PartitionProof(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := e.Params.Partition(b, e.Inputs(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // synthesizeWitness is SynthesizeParallel without constraints: WitnessOnly, then comp, the
