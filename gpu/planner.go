@@ -335,6 +335,9 @@ func (p Plan) PrestagedBuffers() []string {
 				names = append(names, ScalarBuffer(q))
 			}
 		}
+		if _, ok := p.Buffer(DensityBuffer); ok {
+			names = append(names, DensityBuffer)
+		}
 	}
 	return names
 }
@@ -373,7 +376,8 @@ func SRSKey(srs string, q Query) string { return fmt.Sprintf("srs/%s/%s", srs, q
 //	L/A/B:   scalars | msm          (S + max WS_q), S = max points × 32 when ScalarsOnDevice
 //
 // and Peak is the largest phase. With wide chunks the scalars of L, A and B have buffers of
-// their own above all three phases (Peak = largest phase + their sum).
+// their own above all three phases, and so do the A and B densities that the device gathers
+// their scalars with (DensityBuffer): Peak = largest phase + their sum.
 func (pl Planner) Plan(s Shape, tier Tier, srsResident bool) Plan {
 	return pl.plan(s, tier, srsResident, false)
 }
@@ -459,6 +463,12 @@ func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 			}
 			p.Buffers = append(p.Buffers, Buffer{Name: ScalarBuffer(q), Offset: top, Size: RoundAlloc(n * FrBytes)})
 			top += RoundAlloc(n * FrBytes)
+		}
+		// The A and B aux densities, for gathering their scalars from L's on the device.
+		if n := s.Points[QueryL]; n > 0 {
+			size := RoundAlloc(2 * GatherTableBytes(n))
+			p.Buffers = append(p.Buffers, Buffer{Name: DensityBuffer, Offset: top, Size: size})
+			top += size
 		}
 		p.Buffers = append(p.Buffers, Buffer{Name: "msm", Offset: 0, Size: ws})
 		p.Peak = top

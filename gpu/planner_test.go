@@ -94,6 +94,12 @@ func TestPlanLayout(t *testing.T) {
 								own = append(own, b.Name)
 							}
 						}
+						// The A and B aux densities for the gathers on the device.
+						if b, ok := p.Buffer(DensityBuffer); !ok || b.Size < 2*GatherTableBytes(s.Points[QueryL]) {
+							t.Errorf("%s: density buffer %+v (present %v) for %d aux variables", name, b, ok, s.Points[QueryL])
+						} else {
+							own = append(own, b.Name)
+						}
 						if got, want := p.PrestagedBuffers(), append([]string{"a", "b", "c"}, own...); fmt.Sprint(got) != fmt.Sprint(want) {
 							t.Errorf("%s: prestaged %v, want %v", name, got, want)
 						}

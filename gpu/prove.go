@@ -50,10 +50,10 @@ type ProveResult struct {
 }
 
 // IsKernelSpan reports whether a Timeline span is device work (a kernel step), not the CPU
-// preparation, the wait for admission, an upload or its wait, or the assembly.
+// preparation or host gather, the wait for admission, an upload or its wait, or the assembly.
 func IsKernelSpan(name string) bool {
 	switch {
-	case name == "prepare (cpu)", name == "wait (admission)", name == "assemble",
+	case name == "prepare (cpu)", name == "wait (admission)", name == "assemble", name == hostGatherStage,
 		strings.HasPrefix(name, "upload "), strings.HasPrefix(name, "wait upload "):
 		return false
 	}
@@ -197,6 +197,12 @@ type partitionInputs struct {
 	// recycled are the assignment's own vectors (at full capacity) when they go back to their
 	// compiled circuit's pool after the proof, so that the same memory comes back.
 	recycled [][]fr.Element
+	// pa is the assignment whose inputs, witness and densities the A and B scalars come from;
+	// gathered is set once the host has gathered them into scalars (gatherHost).
+	pa       *cs.ProvingAssignment
+	gathered bool
+	// counts are the queries' lengths (the parameters' point counts).
+	counts [numQueries]int
 }
 
 // whole returns the whole buffer that v starts, as bytes, when later partitions upload from
@@ -237,22 +243,11 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 	if pa.Recycles() {
 		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
 	}
-	// A: every input, then the A-dense aux values; B: the B-dense inputs, then the B-dense aux
-	// values. Gathered in one pass into buffers reused across partitions: fresh gigabyte
-	// slices would cost more in page faults than the copy itself.
-	a := p.buffers.get(len(pk.A))
-	copy(a, pa.Input)
-	gatherInto(a[len(pa.Input):], pa.Aux, pa.AAuxDensity)
-	b := p.buffers.get(len(pk.BG1))
-	nbIn := gatherInto(b, pa.Input, pa.BInputDensity)
-	gatherInto(b[nbIn:], pa.Aux, pa.BAuxDensity)
-	in.scalars[QueryA] = a
-	in.scalars[QueryBG1], in.scalars[QueryBG2] = b, b
-	in.pooled = [][]fr.Element{a, b}
-	if len(a) != len(pk.A) || len(b) != len(pk.BG1) || len(pa.Aux) != len(pk.L) {
-		p.release(a, b)
-		return nil, fmt.Errorf("gpu: query lengths A %d/%d, B %d/%d, L %d/%d", len(a), len(pk.A), len(b), len(pk.BG1), len(pa.Aux), len(pk.L))
-	}
+	// The A and B scalars are gathered once the plan is known: on the device from L's when the
+	// plan has room for the density tables, else on the host (gatherHost).
+	in.pa = pa
+	in.counts = [numQueries]int{QueryH: len(pk.H), QueryL: len(pk.L), QueryA: len(pk.A),
+		QueryBG1: len(pk.BG1), QueryBG2: len(pk.BG2)}
 	return in, nil
 }
 
@@ -500,6 +495,7 @@ func simulatedWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *pa
 			return nil, err
 		}
 	}
+	in.gatherHost(log)
 	defer pinStreamedSRS(run, pk)()
 	defer pinStreamedScalars(run, in)()
 	// The pre-staged vectors go back to back on the copy stream, as on hardware; the kernel

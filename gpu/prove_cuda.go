@@ -118,6 +118,12 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			points[q] = p
 		}
 	}
+	// The A and B scalars: gathered on the device from L's when the plan holds the density
+	// tables, else on the host (once: a retry on a smaller plan keeps them).
+	dg := in.planDeviceGather(plan)
+	if dg == nil {
+		in.gatherHost(slog)
+	}
 	defer pinStreamedSRS(run, pk)()
 	defer pinStreamedScalars(run, in)()
 	buf := func(name string) (devRange, error) {
@@ -170,21 +176,44 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			return nil
 		}
 		for q := QueryL; q < numQueries; q++ {
-			if len(in.scalars[q]) == 0 {
+			if in.counts[q] == 0 {
 				continue
 			}
 			if q == QueryBG2 {
-				staged[q] = staged[QueryBG1] && sameVector(in.scalars[QueryBG1], in.scalars[QueryBG2])
+				staged[q] = staged[QueryBG1] && (dg != nil || sameVector(in.scalars[QueryBG1], in.scalars[QueryBG2]))
 				continue
 			}
 			r, err := buf(ScalarBuffer(q))
 			if err != nil {
 				return err
 			}
-			if err := uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
+			if dg != nil && q != QueryL {
+				// The inputs' part; the aux part is gathered on the device before the MSMs.
+				if v := dg.inputs(q); len(v) > 0 {
+					if err := upload("inputs "+q.String(), r.p, frBytes(v)); err != nil {
+						return err
+					}
+				}
+			} else if err := uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
 				return err
 			}
 			staged[q] = true
+		}
+		if dg != nil {
+			d, err := buf(DensityBuffer)
+			if err != nil {
+				return err
+			}
+			for i, t := range []gatherTable{dg.a, dg.b} {
+				at := d.p + DevicePtr(uint64(i)*GatherTableBytes(uint64(t.n)))
+				words, base, off := t.parts()
+				if err := upload("density words", at, words); err != nil {
+					return err
+				}
+				if err := upload("density bases", at+DevicePtr(off), base); err != nil {
+					return err
+				}
+			}
 		}
 		return nil
 	}
@@ -264,6 +293,11 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	if err := msm(QueryH, a.p, "msm.h"); err != nil {
 		return nil, err
 	}
+	if dg != nil {
+		if err := gatherOnDevice(ord, dg, buf, kernel); err != nil {
+			return nil, err
+		}
+	}
 
 	// L, A, B: scalars uploaded into the plan's scalar buffer (which overlaps a: the H MSM has
 	// returned, so its kernels are done with a) or read from host memory through the MSM's
@@ -279,7 +313,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	var uploaded []fr.Element
 	for q := QueryL; q < numQueries; q++ {
 		var dev DevicePtr
-		if plan.ScalarBuffers && len(in.scalars[q]) > 0 {
+		if plan.ScalarBuffers && in.counts[q] > 0 {
 			r, err := buf(ScalarBuffer(q))
 			if err != nil {
 				return nil, err
@@ -305,6 +339,40 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 		}
 	}
 	return res, nil
+}
+
+// gatherOnDevice packs the aux parts of the A and B scalars from L's scalar buffer (the
+// witness) into their buffers, behind the inputs' parts that prestage uploaded.
+func gatherOnDevice(ord int, dg *deviceGather, buf func(string) (devRange, error),
+	kernel func(string, []devRange, func() (time.Duration, error)) error) error {
+	var r [numQueries]devRange
+	for _, q := range []Query{QueryL, QueryA, QueryBG1} {
+		var err error
+		if r[q], err = buf(ScalarBuffer(q)); err != nil {
+			return err
+		}
+	}
+	d, err := buf(DensityBuffer)
+	if err != nil {
+		return err
+	}
+	return kernel("gather a, b", []devRange{r[QueryL], r[QueryA], r[QueryBG1], d}, func() (time.Duration, error) {
+		var total time.Duration
+		for i, g := range []struct {
+			dst    devRange
+			inputs int
+			t      gatherTable
+		}{{r[QueryA], len(dg.aInputs), dg.a}, {r[QueryBG1], len(dg.bInputs), dg.b}} {
+			tab := d.p + DevicePtr(uint64(i)*GatherTableBytes(uint64(g.t.n)))
+			_, _, off := g.t.parts()
+			dt, err := GatherDevice(ord, g.dst.p+DevicePtr(uint64(g.inputs)*FrBytes), r[QueryL].p, tab, tab+DevicePtr(off), uint64(g.t.n))
+			if err != nil {
+				return total, err
+			}
+			total += dt
+		}
+		return total, nil
+	})
 }
 
 func sameVector(a, b []fr.Element) bool {

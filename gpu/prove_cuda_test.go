@@ -111,15 +111,25 @@ func TestHardwareProveTiers(t *testing.T) {
 			}
 			// Streamed plans copy the SRS from memory page-locked in place, and plans that
 			// stream their scalars copy them from registered pooled vectors (L, A, B). Plans
-			// that upload their scalars upload the pooled A and B vectors from where they
-			// are, registered (uploads of a megabyte or more).
+			// with one scalar buffer upload the pooled A and B vectors from where they are,
+			// registered (uploads of a megabyte or more); plans with scalar buffers of their
+			// own gather A and B on the device, and the host holds neither.
 			var wantPinned uint64
 			if !tc.resident {
 				wantPinned = srsHostBytes(pk)
 			}
-			if plan := res.Run.Plan; !plan.ScalarsOnDevice && !plan.ScalarBuffers {
+			gathered := false
+			for _, st := range res.Stages {
+				gathered = gathered || st.Name == "gather a, b"
+			}
+			if plan := res.Run.Plan; gathered != plan.ScalarBuffers {
+				t.Errorf("gathered on the device %v with scalar buffers %v", gathered, plan.ScalarBuffers)
+			}
+			switch plan := res.Run.Plan; {
+			case plan.ScalarBuffers:
+			case !plan.ScalarsOnDevice:
 				wantPinned += uint64(len(pk.L)+len(pk.A)+len(pk.BG1)) * FrBytes
-			} else {
+			default:
 				for _, n := range []int{len(pk.A), len(pk.BG1)} {
 					if n*FrBytes >= minStagedUpload {
 						wantPinned += uint64(n) * FrBytes

@@ -655,34 +655,6 @@ snarkd_status run_to_coset(fr_t *a, const snarkd_ntt_domain *d, cudaStream_t st)
     return SNARKD_OK;
 }
 
-// A pooled stream for one call's kernels, timed with pooled events when out is set.
-struct event_timer {
-    cudaEvent_t start = nullptr, stop = nullptr;
-    cudaStream_t st = nullptr;
-    int dev = 0;
-    float *out;
-    explicit event_timer(float *o) : out(o) {}
-    snarkd_status begin() {
-        snarkd_status s = snarkd::pool_get_stream(&dev, &st);
-        if (s == SNARKD_OK && out) s = snarkd::pool_get_event(true, &dev, &start);
-        if (s == SNARKD_OK && out) s = snarkd::pool_get_event(true, &dev, &stop);
-        if (s != SNARKD_OK) return s;
-        if (out) SNARKD_CHECK(cudaEventRecord(start, st));
-        return SNARKD_OK;
-    }
-    snarkd_status end() {
-        if (out) SNARKD_CHECK(cudaEventRecord(stop, st));
-        SNARKD_CHECK(cudaStreamSynchronize(st));
-        if (out) SNARKD_CHECK(cudaEventElapsedTime(out, start, stop));
-        return SNARKD_OK;
-    }
-    ~event_timer() {
-        snarkd::pool_put_stream(dev, st);  // synchronizes first
-        snarkd::pool_put_event(true, dev, start);
-        snarkd::pool_put_event(true, dev, stop);
-    }
-};
-
 // The inverse kinds multiply every output by 1/n times extra, then subtract sub (when given).
 snarkd_status ntt_body(const snarkd_ntt_domain *d, fr_t *a, int32_t kind, cudaStream_t st,
                        const fr_t &extra = fr_t::one(), const fr_t *sub = nullptr) {

@@ -18,4 +18,32 @@ snarkd_status pool_get_event(bool timing, int *dev, cudaEvent_t *out);
 // Returns an event that nothing waits for any more to device dev's pool.
 void pool_put_event(bool timing, int dev, cudaEvent_t e);
 
+// A pooled stream for one call's kernels, timed with pooled events when out is set.
+struct event_timer {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    cudaStream_t st = nullptr;
+    int dev = 0;
+    float *out;
+    explicit event_timer(float *o) : out(o) {}
+    snarkd_status begin() {
+        snarkd_status s = pool_get_stream(&dev, &st);
+        if (s == SNARKD_OK && out) s = pool_get_event(true, &dev, &start);
+        if (s == SNARKD_OK && out) s = pool_get_event(true, &dev, &stop);
+        if (s != SNARKD_OK) return s;
+        if (out) SNARKD_CHECK(cudaEventRecord(start, st));
+        return SNARKD_OK;
+    }
+    snarkd_status end() {
+        if (out) SNARKD_CHECK(cudaEventRecord(stop, st));
+        SNARKD_CHECK(cudaStreamSynchronize(st));
+        if (out) SNARKD_CHECK(cudaEventElapsedTime(out, start, stop));
+        return SNARKD_OK;
+    }
+    ~event_timer() {
+        pool_put_stream(dev, st);  // synchronizes first
+        pool_put_event(true, dev, start);
+        pool_put_event(true, dev, stop);
+    }
+};
+
 }  // namespace snarkd

@@ -198,6 +198,17 @@ snarkd_status snarkd_msm_run(int32_t ordinal, int32_t curve, const snarkd_msm_pl
                              const void *points, const void *scalars, void *workspace, void *out,
                              float *elapsed_ms);
 
+/* ======================================================================================
+ * Density gather (the A and B queries' scalars from the witness on the device).
+ * ====================================================================================== */
+
+/* dst[k] = src[i] for the k-th set bit i (k from 0) of the n-bit mask `words`, i < n: bit i is
+ * bit i % 64 of 64-bit word i / 64. word_base[w] (uint32) is the number of set bits in the words
+ * before w, one entry per word. src: n Fr; dst: room for as many Fr as bits are set. All
+ * pointers are device memory of `ordinal`; elapsed_ms (may be NULL): device time. */
+snarkd_status snarkd_gather(int32_t ordinal, void *dst, const void *src, const void *words,
+                            const void *word_base, uint64_t n, float *elapsed_ms);
+
 #ifdef __cplusplus
 }
 #endif

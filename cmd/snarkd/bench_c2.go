@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -54,6 +55,10 @@ type benchC2Report struct {
 	PrepareSec  float64  `json:"prepare_s"` // synthetic C1 outputs and keys, outside the timings
 	// GoMemoryLimitGiB is the Go runtime's soft memory limit (the heap grows towards it).
 	GoMemoryLimitGiB float64 `json:"go_memory_limit_gib"`
+	// PeakLiveHeapGiB is the largest heap a collection found live during the proofs, and
+	// GCCycles the collections they took: a live heap near the limit makes them back to back.
+	PeakLiveHeapGiB float64 `json:"peak_live_heap_gib"`
+	GCCycles        uint64  `json:"gc_cycles"`
 }
 
 func benchC2Command() *cli.Command {
@@ -179,29 +184,35 @@ func runBenchC2(cctx *cli.Context) error {
 	}
 	prepare := time.Since(t0)
 
-	var peakVRAM atomic.Uint64
-	stopVRAM := make(chan struct{})
-	var vramDone sync.WaitGroup
-	if sched != nil {
-		vramDone.Add(1)
-		go func() {
-			defer vramDone.Done()
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
+	// Sampled every 50 ms: VRAM allocated on every device, and the Go heap that the last
+	// collection found live (what the resident set cannot go below).
+	var peakVRAM, peakLive atomic.Uint64
+	stopSampling := make(chan struct{})
+	var sampling sync.WaitGroup
+	gcStart := gcCycles()
+	sampling.Add(1)
+	go func() {
+		defer sampling.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if sched != nil {
 				for _, d := range sched.Status().Devices {
 					if a := d.Memory.Allocated; a > peakVRAM.Load() {
 						peakVRAM.Store(a)
 					}
 				}
-				select {
-				case <-stopVRAM:
-					return
-				case <-tick.C:
-				}
 			}
-		}()
-	}
+			if l := liveHeap(); l > peakLive.Load() {
+				peakLive.Store(l)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 
 	type outcome struct {
 		start, end time.Time
@@ -234,8 +245,8 @@ func runBenchC2(cctx *cli.Context) error {
 		}()
 	}
 	wg.Wait()
-	close(stopVRAM)
-	vramDone.Wait()
+	close(stopSampling)
+	sampling.Wait()
 	for i, o := range outcomes {
 		if o.err != nil {
 			return fmt.Errorf("proof %d: %w", i, o.err)
@@ -278,6 +289,8 @@ func runBenchC2(cctx *cli.Context) error {
 		rep.GPUBusy, rep.PeakVRAMGiB = &busy, &vram
 	}
 	rep.PeakRSSGiB = peakRSSGiB()
+	rep.PeakLiveHeapGiB = float64(peakLive.Load()) / (1 << 30)
+	rep.GCCycles = gcCycles() - gcStart
 	rep.GoMemoryLimitGiB = float64(memLimit) / (1 << 30)
 
 	if cctx.Bool("json") {
@@ -297,7 +310,8 @@ func runBenchC2(cctx *cli.Context) error {
 	if rep.GPUBusy != nil {
 		fmt.Fprintf(w, "GPU busy       %.0f %%, peak VRAM %.1f GiB\n", *rep.GPUBusy*100, *rep.PeakVRAMGiB)
 	}
-	fmt.Fprintf(w, "peak RSS       %.1f GiB (Go memory limit %.1f GiB)\n", rep.PeakRSSGiB, rep.GoMemoryLimitGiB)
+	fmt.Fprintf(w, "peak RSS       %.1f GiB (Go memory limit %.1f GiB; live heap at most %.1f GiB, %d collections)\n",
+		rep.PeakRSSGiB, rep.GoMemoryLimitGiB, rep.PeakLiveHeapGiB, rep.GCCycles)
 	return nil
 }
 
@@ -377,6 +391,21 @@ func formatSeconds(s map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.3fs", k, s[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// liveHeap is the heap the last collection marked live, in bytes.
+func liveHeap() uint64 { return readMetric("/gc/heap/live:bytes") }
+
+// gcCycles is the number of collections so far.
+func gcCycles() uint64 { return readMetric("/gc/cycles/total:gc-cycles") }
+
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
 
 // peakRSSGiB is the process's peak resident set in GiB (0 when unknown).
