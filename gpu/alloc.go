@@ -578,9 +578,21 @@ func (g *Grant) Buffer(name string) (DevicePtr, uint64, error) {
 // Resident returns the grant's resident vector with key.
 func (g *Grant) Resident(key string) (*ResidentVector, error) {
 	for _, e := range g.resident {
-		if e.key == key {
-			return &ResidentVector{a: g.a, e: e}, nil
+		if e.key != key {
+			continue
 		}
+		// A vector of another size under the key is another one's: kernels reading it would
+		// fault the device (which poisons its context) or compute with the wrong data.
+		var want uint64
+		for _, r := range g.Plan.Resident {
+			if r.Key == key {
+				want = RoundAlloc(r.Bytes)
+			}
+		}
+		if e.size != want {
+			return nil, fmt.Errorf("gpu: resident vector %q holds %s, the plan needs %s: the key names two vectors", key, FormatBytes(e.size), FormatBytes(want))
+		}
+		return &ResidentVector{a: g.a, e: e}, nil
 	}
 	return nil, fmt.Errorf("gpu: plan has no resident vector %q", key)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -482,5 +483,30 @@ func TestSpareArena(t *testing.T) {
 				t.Fatalf("after the last release: books %+v, device %+v", st, ds)
 			}
 		})
+	}
+}
+
+// TestResidentKeyOfAnotherSize: a plan that names a resident vector whose key is held by one of
+// another size gets an error from Resident, never the other vector.
+func TestResidentKeyOfAnotherSize(t *testing.T) {
+	_, a := newTestAllocator(t, 1024*mib, 0, 400*mib)
+	ctx := context.Background()
+	g, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(100*mib, "srs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Release()
+	other := residentPlan(100*mib, "srs")
+	other.Resident[0].Bytes *= 2
+	g2, _, err := a.Admit(ctx, Priority{}, []Plan{other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g2.Release()
+	if _, err := g.Resident("srs"); err != nil {
+		t.Fatalf("the vector's own plan: %v", err)
+	}
+	if _, err := g2.Resident("srs"); err == nil || !strings.Contains(err.Error(), "the key names two vectors") {
+		t.Fatalf("a plan of another size got the vector: %v", err)
 	}
 }

@@ -27,8 +27,8 @@ type ProveRequest struct {
 	Kind      ProofKind
 	Submitted time.Time
 	Index     int
-	// SRSKey names the parameters; resident SRS vectors are keyed by it. Empty uses the
-	// address of PK, which is stable while the parameter cache holds it.
+	// SRSKey names the parameters; resident SRS vectors are keyed by it. Empty gives PK a key
+	// of its own, never reused by another set (srsKeys).
 	SRSKey string
 	PK     *groth16.Parameters
 	PA     *cs.ProvingAssignment
@@ -73,6 +73,7 @@ type StageSpan struct {
 type Prover struct {
 	Sched   *Scheduler
 	buffers scalarBuffers
+	keys    srsKeys
 }
 
 // NewProver returns a prover over sched.
@@ -407,7 +408,7 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 	queued := time.Now()
 	key := req.SRSKey
 	if key == "" {
-		key = fmt.Sprintf("%p", req.PK)
+		key = p.keys.key(req.PK)
 	}
 	var msm *groth16.MSMResults
 	part := Partition{JobID: req.JobID, Kind: req.Kind, Submitted: req.Submitted, Index: req.Index,

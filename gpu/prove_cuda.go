@@ -103,6 +103,7 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 			if err != nil {
 				return nil, err
 			}
+
 			p, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
 				// Other workers use the vector as soon as Ensure returns, and a failed copy
 				// must leave it unloaded: the load completes inside (its chunks still overlap
