@@ -75,14 +75,6 @@ type deviceGather struct {
 	a, b             gatherTable
 }
 
-// inputs is the inputs' part of q's scalars (A or B_G1).
-func (g *deviceGather) inputs(q Query) []fr.Element {
-	if q == QueryA {
-		return g.aInputs
-	}
-	return g.bInputs
-}
-
 // planDeviceGather returns the device gather of in's A and B scalars on plan, or nil when the
 // plan has no density buffer (or too small a one), the host has gathered them already (an
 // earlier attempt), or the densities do not cover the witness exactly.

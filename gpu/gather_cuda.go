@@ -7,7 +7,11 @@ package gpu
 */
 import "C"
 
-import "time"
+import (
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+)
 
 // GatherDevice writes to dst, in order, the elements of src (n Fr on device ordinal) whose bit
 // is set in the density mask at words (n bits, 64-bit words), bases holding the number of set
@@ -19,4 +23,12 @@ func GatherDevice(ordinal int, dst, src, words, bases DevicePtr, n uint64) (time
 		return 0, err
 	}
 	return msDuration(float64(ms)), nil
+}
+
+// inputs is the inputs' part of q's scalars (A or B_G1).
+func (g *deviceGather) inputs(q Query) []fr.Element {
+	if q == QueryA {
+		return g.aInputs
+	}
+	return g.bInputs
 }
