@@ -32,7 +32,7 @@ type gatedRunner struct {
 }
 
 func (r *gatedRunner) Supports(kind rpcapi.ProofKind) error {
-	err := r.p.Supports(prover.Kind(kind))
+	err := r.p.Supports(kind)
 	var u *prover.UnsupportedError
 	if errors.As(err, &u) {
 		return &rpcapi.ErrNotSupportedYet{Kind: kind, Reason: u.Reason}
@@ -67,7 +67,7 @@ func (r *gatedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report j
 		}
 	}
 	pr := prover.Request{
-		Kind: prover.Kind(req.Kind), RegisteredProof: req.RegisteredProof,
+		Kind: req.Kind, RegisteredProof: req.RegisteredProof,
 		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
 		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
 		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // circuitIDRe matches cuzk's parameter names: kind and sector size, e.g. "porep-32g".
@@ -15,10 +16,10 @@ var circuitIDRe = regexp.MustCompile(`^(porep|snap|wpost|winning)-(2k|8m|512m|32
 
 // circuitKinds maps the kind part of a circuit ID onto the pipeline's proof kinds.
 var circuitKinds = map[string]prover.Kind{
-	"porep":   prover.KindPoRepC2,
-	"snap":    prover.KindSnapProve,
-	"wpost":   prover.KindWindowPoSt,
-	"winning": prover.KindWinningPoSt,
+	"porep":   rpcapi.KindPoRepC2,
+	"snap":    rpcapi.KindSnapProve,
+	"wpost":   rpcapi.KindWindowPoSt,
+	"winning": rpcapi.KindWinningPoSt,
 }
 
 // circuitSizes maps the size part of a circuit ID onto sector sizes.

@@ -17,6 +17,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // TestCircuitIDs: every cuzk circuit ID names exactly one parameter file, the one the
@@ -77,7 +78,7 @@ func TestCircuitIDs(t *testing.T) {
 			t.Errorf("ParseCircuitID(%q) accepted", id)
 		}
 	}
-	if _, ok := CircuitID(prover.KindTest, 0); ok {
+	if _, ok := CircuitID(rpcapi.KindTest, 0); ok {
 		t.Error("the test circuit has a cuzk ID")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	logging "github.com/ipfs/go-log/v2"
+
+	"github.com/snarkd/snarkd/priority"
 )
 
 var log = logging.Logger("snarkd/gpu")
@@ -88,7 +90,7 @@ type AccountingAllocator struct {
 	grants      int
 	lastRefresh time.Time
 	changed     chan struct{}
-	waiters     []*waiter
+	waiters     priority.Queue[struct{}]
 	resident    map[string]*residentEntry
 	tick        uint64
 	// A released arena kept for the next grant of the same size while another grant is live:
@@ -99,11 +101,6 @@ type AccountingAllocator struct {
 	// cudaFree's implicit device-wide wait no longer stands between two grants.
 	spare     DevicePtr
 	spareSize uint64
-}
-
-type waiter struct {
-	prio Priority
-	seq  uint64
 }
 
 // NewAccountingAllocator samples the device's memory and returns its allocator.
@@ -218,7 +215,7 @@ func (a *AccountingAllocator) Stats() AllocatorStats {
 	defer a.mu.Unlock()
 	s := AllocatorStats{Device: a.ordinal, Total: a.total, Headroom: a.headroom, Others: a.others,
 		Reserved: a.reserved, ResidentBytes: a.residentRes, Allocated: a.allocated, Spare: a.spareSize, Grants: a.grants,
-		Waiting: len(a.waiters)}
+		Waiting: a.waiters.Len()}
 	for _, e := range a.resident {
 		s.Resident = append(s.Resident, ResidentStat{Key: e.key, Bytes: e.size, Refs: e.refs, Loaded: e.loaded})
 	}
@@ -230,7 +227,7 @@ func (a *AccountingAllocator) Stats() AllocatorStats {
 // are served in priority order: a waiter is granted only when no better-ranked one waits.
 // Unreferenced resident vectors are evicted least-recently-used to make room. A plan set whose
 // smallest member can never fit fails with *FitError; otherwise Admit waits until ctx ends.
-func (a *AccountingAllocator) Admit(ctx context.Context, prio Priority, plans []Plan) (*Grant, int, error) {
+func (a *AccountingAllocator) Admit(ctx context.Context, key priority.Key, plans []Plan) (*Grant, int, error) {
 	if len(plans) == 0 {
 		return nil, 0, errors.New("gpu: no plan to admit")
 	}
@@ -243,24 +240,16 @@ func (a *AccountingAllocator) Admit(ctx context.Context, prio Priority, plans []
 	}
 	a.maybeRefresh()
 	a.mu.Lock()
-	a.tick++
-	w := &waiter{prio: prio, seq: a.tick}
-	a.waiters = append(a.waiters, w)
-	sort.Slice(a.waiters, func(i, j int) bool { return a.waiters[i].less(a.waiters[j]) })
+	w := a.waiters.Push(key, struct{}{})
 	defer func() {
 		a.mu.Lock()
-		for i, x := range a.waiters {
-			if x == w {
-				a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
-				break
-			}
-		}
+		a.waiters.Remove(w)
 		a.broadcastLocked()
 		a.mu.Unlock()
 	}()
 	for {
 		var victims []*residentEntry
-		if a.waiters[0] == w {
+		if a.waiters.Peek() == w {
 			for i, p := range plans {
 				g, ev, ok := a.tryGrantLocked(p, true)
 				if ok {
@@ -297,20 +286,13 @@ func (a *AccountingAllocator) Admit(ctx context.Context, prio Priority, plans []
 	}
 }
 
-func (w *waiter) less(o *waiter) bool {
-	if w.prio != o.prio {
-		return w.prio.Less(o.prio)
-	}
-	return w.seq < o.seq
-}
-
 // TryAdmit grants the first of plans that fits now, without waiting or evicting, unless a
 // better-ranked partition waits on this device.
-func (a *AccountingAllocator) TryAdmit(prio Priority, plans []Plan) (*Grant, int, bool) {
+func (a *AccountingAllocator) TryAdmit(key priority.Key, plans []Plan) (*Grant, int, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for _, w := range a.waiters {
-		if w.prio.Less(prio) {
+	for w := range a.waiters.All() {
+		if w.Key().Less(key) {
 			return nil, 0, false
 		}
 	}

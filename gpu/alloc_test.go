@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/snarkd/snarkd/priority"
 )
 
 const mib = 1 << 20
@@ -55,13 +57,13 @@ func TestAdmitPicksBestFittingPlan(t *testing.T) {
 			plans := []Plan{arenaPlan(TierFull, 1024*mib), arenaPlan(TierPartial, 400*mib), arenaPlan(TierMinimal, 100*mib)}
 			ctx := context.Background()
 			if tc.held > 0 {
-				g, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, tc.held)})
+				g, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierFull, tc.held)})
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer g.Release()
 			}
-			g, idx, err := a.Admit(ctx, Priority{}, plans)
+			g, idx, err := a.Admit(ctx, priority.Key{}, plans)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +90,7 @@ func TestAdmitPicksBestFittingPlan(t *testing.T) {
 
 func TestAdmitNeverFits(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
-	_, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierMinimal, 600*mib)})
+	_, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierMinimal, 600*mib)})
 	var fe *FitError
 	if !errors.As(err, &fe) || fe.Limit != 512*mib {
 		t.Fatalf("Admit = %v, want *FitError with limit 512 MiB", err)
@@ -114,7 +116,7 @@ func TestAdmissionBound(t *testing.T) {
 				plans := []Plan{arenaPlan(TierFull, uint64(rng.Intn(2000)+1)*mib),
 					arenaPlan(TierPartial, uint64(rng.Intn(800)+1)*mib),
 					arenaPlan(TierMinimal, uint64(rng.Intn(300)+1)*mib)}
-				g, _, err := a.Admit(ctx, Priority{Index: w*100 + i}, plans)
+				g, _, err := a.Admit(ctx, priority.Key{Index: w*100 + i}, plans)
 				if err != nil {
 					errs <- err
 					return
@@ -153,7 +155,7 @@ func TestAdmitWaitsForOtherProcesses(t *testing.T) {
 	dev, a := newTestAllocator(t, 2048*mib, 1800*mib, 128*mib)
 	got := make(chan *Grant)
 	go func() {
-		g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierMinimal, 200*mib)})
+		g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierMinimal, 200*mib)})
 		if err != nil {
 			t.Error(err)
 		}
@@ -182,7 +184,7 @@ func TestAdmitWaitsForOtherProcesses(t *testing.T) {
 func TestAdmitWaitsForRelease(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib) // 512 MiB to give
 	ctx := context.Background()
-	g1, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, 400*mib)})
+	g1, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierFull, 400*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,9 +195,9 @@ func TestAdmitWaitsForRelease(t *testing.T) {
 	var wg sync.WaitGroup
 	for i, w := range []struct {
 		name  string
-		prio  Priority
+		prio  priority.Key
 		bytes uint64
-	}{{"winning", Priority{Class: 0}, 450 * mib}, {"porep", Priority{Class: 2}, 100 * mib}} {
+	}{{"winning", priority.Key{Class: 0}, 450 * mib}, {"porep", priority.Key{Class: 2}, 100 * mib}} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -223,7 +225,7 @@ func TestAdmitWaitsForRelease(t *testing.T) {
 
 func TestAdmitCancel(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
-	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierFull, 500*mib)})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierFull, 500*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func TestAdmitCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierMinimal, 100*mib)})
+		_, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierMinimal, 100*mib)})
 		done <- err
 	}()
 	waitFor(t, "waiter queued", func() bool { return a.Stats().Waiting == 1 })
@@ -246,7 +248,7 @@ func TestAdmitCancel(t *testing.T) {
 
 func TestPrepareOutOfMemory(t *testing.T) {
 	dev, a := newTestAllocator(t, 1024*mib, 0, 0)
-	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierFull, 300*mib)})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierFull, 300*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +265,7 @@ func TestPrepareOutOfMemory(t *testing.T) {
 
 func TestRefreshCountsOnlyOthers(t *testing.T) {
 	dev, a := newTestAllocator(t, 1024*mib, 100*mib, 0)
-	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{arenaPlan(TierFull, 300*mib)})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierFull, 300*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func TestResidentLRU(t *testing.T) {
 	ctx := context.Background()
 	use := func(keys ...string) {
 		t.Helper()
-		g, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(100*mib, keys...)})
+		g, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(100*mib, keys...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +345,7 @@ func TestResidentLRU(t *testing.T) {
 func TestResidentFailedLoadIsRetried(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 0)
 	ctx := context.Background()
-	g, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(10*mib, "k")})
+	g, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(10*mib, "k")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +355,7 @@ func TestResidentFailedLoadIsRetried(t *testing.T) {
 		t.Fatalf("Ensure = %v", err)
 	}
 	g.Release()
-	g2, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(10*mib, "k")})
+	g2, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(10*mib, "k")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +372,7 @@ func TestResidentFailedLoadIsRetried(t *testing.T) {
 
 func TestResidentNeverAllocatedIsDropped(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 0)
-	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{residentPlan(10*mib, "k")})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{residentPlan(10*mib, "k")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +393,7 @@ func BenchmarkAdmitRelease(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		g, _, err := a.Admit(ctx, Priority{}, plans)
+		g, _, err := a.Admit(ctx, priority.Key{}, plans)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -409,7 +411,7 @@ func TestSpareArena(t *testing.T) {
 	ctx := context.Background()
 	admit := func(t *testing.T, a *AccountingAllocator, bytes uint64) *Grant {
 		t.Helper()
-		g, _, err := a.Admit(ctx, Priority{}, []Plan{arenaPlan(TierFull, bytes)})
+		g, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierFull, bytes)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -491,14 +493,14 @@ func TestSpareArena(t *testing.T) {
 func TestResidentKeyOfAnotherSize(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 400*mib)
 	ctx := context.Background()
-	g, _, err := a.Admit(ctx, Priority{}, []Plan{residentPlan(100*mib, "srs")})
+	g, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(100*mib, "srs")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Release()
 	other := residentPlan(100*mib, "srs")
 	other.Resident[0].Bytes *= 2
-	g2, _, err := a.Admit(ctx, Priority{}, []Plan{other})
+	g2, _, err := a.Admit(ctx, priority.Key{}, []Plan{other})
 	if err != nil {
 		t.Fatal(err)
 	}

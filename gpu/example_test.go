@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/priority"
 )
 
 // A daemon started with --simulate-gpus 2x16GiB proves a PoRep-shaped partition (2^22
@@ -46,7 +47,7 @@ func ExampleNewScheduler() {
 		}
 		return run.Kernel(ctx, "ntt-h", func() error { return nil })
 	}
-	res, err := sched.Prove(context.Background(), gpu.Partition{JobID: "job-1", Kind: gpu.KindPoRep,
+	res, err := sched.Prove(context.Background(), gpu.Partition{JobID: "job-1", Kind: "porep-c2", Class: priority.Seal,
 		Submitted: time.Now(), Index: 0, Shape: shape}, prove)
 	if err != nil {
 		panic(err)

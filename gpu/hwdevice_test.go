@@ -7,6 +7,8 @@ import (
 	"context"
 	"testing"
 	"unsafe"
+
+	"github.com/snarkd/snarkd/priority"
 )
 
 // TestModelSizerMatchesNative keeps the planner's table size equal to the native layout.
@@ -35,7 +37,7 @@ func TestHardwareDeviceAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := a.Stats().Others
-	g, _, err := a.Admit(context.Background(), Priority{}, []Plan{{Tier: TierMinimal, Peak: 1 << 30}})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{{Tier: TierMinimal, Peak: 1 << 30}})
 	if err != nil {
 		t.Fatal(err)
 	}

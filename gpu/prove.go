@@ -19,12 +19,15 @@ import (
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/internal/cores"
+	"github.com/snarkd/snarkd/priority"
 )
 
 // ProveRequest is one Groth16 partition for the GPU partition prover.
 type ProveRequest struct {
-	JobID     string
-	Kind      ProofKind
+	JobID string
+	// Kind labels the partition (Partition.Kind); Class orders it.
+	Kind      string
+	Class     priority.Class
 	Submitted time.Time
 	Index     int
 	// SRSKey names the parameters; resident SRS vectors are keyed by it. Empty gives PK a key
@@ -411,7 +414,7 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 		key = p.keys.key(req.PK)
 	}
 	var msm *groth16.MSMResults
-	part := Partition{JobID: req.JobID, Kind: req.Kind, Submitted: req.Submitted, Index: req.Index,
+	part := Partition{JobID: req.JobID, Kind: req.Kind, Class: req.Class, Submitted: req.Submitted, Index: req.Index,
 		Shape: ShapeOf(req.PK, key), OnEvent: req.OnEvent}
 	res, err := p.Sched.Prove(ctx, part, func(ctx context.Context, run *Run) error {
 		work := kernelWork(run)

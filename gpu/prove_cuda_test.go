@@ -21,6 +21,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/priority"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -102,7 +103,7 @@ func TestHardwareProveTiers(t *testing.T) {
 			var r, s fr.Element
 			r.SetRandom()
 			s.SetRandom()
-			res, err := NewProver(sched).Prove(ctx, ProveRequest{JobID: "tiers", Kind: KindPoRep, PK: pk, PA: pa, R: r, S: s})
+			res, err := NewProver(sched).Prove(ctx, ProveRequest{JobID: "tiers", Kind: "porep-c2", Class: priority.Seal, PK: pk, PA: pa, R: r, S: s})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -430,7 +431,7 @@ func TestHardwareSqueeze(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r, s := fixedRS(i)
-				results[i], errs[i] = p.Prove(context.Background(), ProveRequest{JobID: "squeeze", Kind: KindPoRep,
+				results[i], errs[i] = p.Prove(context.Background(), ProveRequest{JobID: "squeeze", Kind: "porep-c2", Class: priority.Seal,
 					Index: i, SRSKey: "squeeze", PK: pk, PA: cloneAssignment(pa), R: r, S: s})
 			}()
 		}
@@ -524,7 +525,7 @@ func TestHardwarePartitionBench(t *testing.T) {
 		// Warm-up: loads the resident vectors and the NTT tables.
 		r, s := fixedRS(0)
 		tw := time.Now()
-		if _, err := p.Prove(context.Background(), ProveRequest{JobID: "warm", Kind: KindPoRep, SRSKey: "bench",
+		if _, err := p.Prove(context.Background(), ProveRequest{JobID: "warm", Kind: "porep-c2", Class: priority.Seal, SRSKey: "bench",
 			PK: pk, PA: pa, R: r, S: s}); err != nil {
 			t.Fatalf("%s warm-up: %v", mode, err)
 		}
@@ -562,7 +563,7 @@ func TestHardwarePartitionBench(t *testing.T) {
 					defer func() { spare <- in }()
 				}
 				r, s := fixedRS(i)
-				res, err := p.Prove(context.Background(), ProveRequest{JobID: "bench", Kind: KindPoRep, Index: i,
+				res, err := p.Prove(context.Background(), ProveRequest{JobID: "bench", Kind: "porep-c2", Class: priority.Seal, Index: i,
 					SRSKey: "bench", PK: pk, PA: in, R: r, S: s})
 				mu.Lock()
 				done[i], results[i], errs[i] = time.Now(), res, err

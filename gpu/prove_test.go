@@ -11,6 +11,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/priority"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -82,7 +83,7 @@ func TestProveSimulatedTiers(t *testing.T) {
 			defer sched.Close()
 			r, s := fixedRS(i)
 			res, err := NewProver(sched).Prove(context.Background(), ProveRequest{
-				JobID: "j", Kind: KindPoRep, PK: pk, PA: synth(t, pk, uint64(i)), R: r, S: s})
+				JobID: "j", Kind: "porep-c2", Class: priority.Seal, PK: pk, PA: synth(t, pk, uint64(i)), R: r, S: s})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func TestProveSimulatedUnpinsIdleSRS(t *testing.T) {
 	}
 	defer sched.Close()
 	r, s := fixedRS(3)
-	if _, err := NewProver(sched).Prove(context.Background(), ProveRequest{JobID: "j", Kind: KindWindowPoSt,
+	if _, err := NewProver(sched).Prove(context.Background(), ProveRequest{JobID: "j", Kind: "window-post", Class: priority.WindowPoSt,
 		PK: pk, PA: synth(t, pk, 3), R: r, S: s}); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestProveSimulatedOOM(t *testing.T) {
 	defer sched.Close()
 	dev.InjectAllocFailures(2)
 	r, s := fixedRS(7)
-	res, err := NewProver(sched).Prove(context.Background(), ProveRequest{JobID: "j", Kind: KindWindowPoSt,
+	res, err := NewProver(sched).Prove(context.Background(), ProveRequest{JobID: "j", Kind: "window-post", Class: priority.WindowPoSt,
 		PK: pk, PA: synth(t, pk, 7), R: r, S: s})
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +210,7 @@ func TestProveSimulatedConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			r, s := fixedRS(i)
-			res, err := p.Prove(context.Background(), ProveRequest{JobID: "job", Kind: ProofKind(i % 4), Index: i,
+			res, err := p.Prove(context.Background(), ProveRequest{JobID: "job", Kind: testKinds[i%4].name, Class: testKinds[i%4].class, Index: i,
 				SRSKey: "test", PK: pk, PA: pas[i], R: r, S: s})
 			errs[i] = err
 			if err == nil {
@@ -336,7 +337,7 @@ func TestProveStreamedScalarsPinBudget(t *testing.T) {
 			p := NewProver(sched)
 			for j := range 2 { // the second partition reuses the registered buffers
 				r, s := fixedRS(i + j)
-				res, err := p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: KindPoRep, PK: pk,
+				res, err := p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "porep-c2", Class: priority.Seal, PK: pk,
 					PA: synth(t, pk, uint64(i+j)), R: r, S: s})
 				if err != nil {
 					t.Fatal(err)
@@ -433,7 +434,7 @@ func TestProveRecycledWitnessRegisteredInPlace(t *testing.T) {
 	}
 	aux := frBytes(pa.Aux[:cap(pa.Aux)])
 	r, s := fixedRS(7)
-	res, err := NewProver(sched).Prove(ctx, ProveRequest{JobID: "j", Kind: KindPoRep, PK: pk, PA: pa, R: r, S: s})
+	res, err := NewProver(sched).Prove(ctx, ProveRequest{JobID: "j", Kind: "porep-c2", Class: priority.Seal, PK: pk, PA: pa, R: r, S: s})
 	if err != nil {
 		t.Fatal(err)
 	}

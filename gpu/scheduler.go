@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -14,70 +13,16 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/priority"
 )
-
-// ProofKind is the kind of proof a partition belongs to; it sets the queue class.
-type ProofKind int
-
-// Proof kinds, in the order the queue serves their classes (PoRep and SnapDeals share one).
-const (
-	KindWinningPoSt ProofKind = iota
-	KindWindowPoSt
-	KindPoRep
-	KindSnapDeals
-)
-
-func (k ProofKind) String() string {
-	switch k {
-	case KindWinningPoSt:
-		return "winning-post"
-	case KindWindowPoSt:
-		return "window-post"
-	case KindPoRep:
-		return "porep"
-	case KindSnapDeals:
-		return "snap-deals"
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
-
-// Class is the queue class: 0 WinningPoSt, 1 WindowPoSt, 2 PoRep and SnapDeals.
-func (k ProofKind) Class() int {
-	switch k {
-	case KindWinningPoSt:
-		return 0
-	case KindWindowPoSt:
-		return 1
-	}
-	return 2
-}
-
-// Priority orders partitions: class, then oldest job, then job ID, then partition index.
-type Priority struct {
-	Class     int
-	Submitted int64 // job submission time, Unix nanoseconds
-	JobID     string
-	Index     int
-}
-
-// Less reports whether p is served before o.
-func (p Priority) Less(o Priority) bool {
-	if p.Class != o.Class {
-		return p.Class < o.Class
-	}
-	if p.Submitted != o.Submitted {
-		return p.Submitted < o.Submitted
-	}
-	if p.JobID != o.JobID {
-		return p.JobID < o.JobID
-	}
-	return p.Index < o.Index
-}
 
 // Partition is one unit of GPU work: one Groth16 circuit instance of a job.
 type Partition struct {
-	JobID     string
-	Kind      ProofKind
+	JobID string
+	// Kind is the job's proof kind as the API names it (logs, status and metrics only);
+	// Class is its priority class, which orders the queue.
+	Kind      string
+	Class     priority.Class
 	Submitted time.Time // when the job was accepted; older jobs go first
 	Index     int
 	Shape     Shape
@@ -85,13 +30,13 @@ type Partition struct {
 	OnEvent func(Event)
 }
 
-// Priority is the partition's place in the queue. A zero Submitted sorts first in its class.
-func (p *Partition) Priority() Priority {
+// Key is the partition's place in the queue. A zero Submitted sorts first in its class.
+func (p *Partition) Key() priority.Key {
 	var at int64
 	if !p.Submitted.IsZero() {
 		at = p.Submitted.UnixNano()
 	}
-	return Priority{Class: p.Kind.Class(), Submitted: at, JobID: p.JobID, Index: p.Index}
+	return priority.Key{Class: p.Class, Submitted: at, JobID: p.JobID, Index: p.Index}
 }
 
 // EventType names a scheduler event.
@@ -111,7 +56,7 @@ type Event struct {
 	Type        EventType
 	Seq         uint64
 	JobID       string
-	Kind        ProofKind
+	Kind        string
 	Index       int
 	Device      int
 	Worker      int
@@ -128,7 +73,7 @@ type Event struct {
 // Metrics receives the scheduler's measurements; plugin/ adapts it to its metrics registry.
 type Metrics interface {
 	// PlanGranted counts a plan granted to a partition attempt.
-	PlanGranted(device int, kind ProofKind, tier Tier, srsResident bool, bytes uint64)
+	PlanGranted(device int, kind string, tier Tier, srsResident bool, bytes uint64)
 	// AllocFailed counts an out-of-memory that admission did not predict.
 	AllocFailed(device int, tier Tier)
 	// PinnedFallback counts an upload, or an MSM streaming its SRS points, that used pageable
@@ -192,7 +137,7 @@ type Scheduler struct {
 
 	qmu    sync.Mutex
 	qcond  *sync.Cond
-	queue  itemHeap
+	queue  priority.Queue[*item]
 	closed bool
 }
 
@@ -306,14 +251,12 @@ func (s *Scheduler) Close() error {
 	}
 	s.closed = true
 	var pending []*item
-	for _, it := range s.queue {
-		it.index = -1
+	for q := s.queue.Pop(); q != nil; q = s.queue.Pop() {
 		// Items a worker waits for are finished by that worker once Close cancels it.
-		if it.waitingOn < 0 {
+		if it := q.Value; it.waitingOn < 0 {
 			pending = append(pending, it)
 		}
 	}
-	s.queue = nil
 	s.qcond.Broadcast()
 	s.qmu.Unlock()
 	for _, it := range pending {
@@ -335,10 +278,10 @@ type item struct {
 	ctx      context.Context
 	p        *Partition
 	work     WorkFunc
-	prio     Priority
-	seq      uint64
+	seq      uint64 // the queued event's
 	queuedAt time.Time
-	index    int // in the heap; -1 once taken or removed
+	// q is the item's queue entry (its key; queued while in the scheduler's queue).
+	q *priority.Item[*item]
 	// waitingOn is the index of the device whose worker waits for memory for this item while
 	// it stays in the heap, so that an idle worker of another device can take it over; -1
 	// when no worker holds it. Guarded by the queue lock.
@@ -361,34 +304,6 @@ func (it *item) finish(res Result, err error) {
 	close(it.done)
 }
 
-type itemHeap []*item
-
-func (h itemHeap) Len() int           { return len(h) }
-func (h itemHeap) Less(i, j int) bool { return h.less(h[i], h[j]) }
-
-func (itemHeap) less(a, b *item) bool {
-	if a.prio != b.prio {
-		return a.prio.Less(b.prio)
-	}
-	return a.seq < b.seq
-}
-func (h itemHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *itemHeap) Push(x any) {
-	it := x.(*item)
-	it.index = len(*h)
-	*h = append(*h, it)
-}
-func (h *itemHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
-	it.index = -1
-	return it
-}
-
 func (s *Scheduler) emit(p *Partition, ev Event) {
 	ev.JobID, ev.Kind, ev.Index = p.JobID, p.Kind, p.Index
 	if ev.Seq == 0 {
@@ -408,7 +323,7 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 	if work == nil {
 		return Result{}, errors.New("gpu: Prove needs a work function")
 	}
-	it := &item{ctx: ctx, p: &p, work: work, prio: p.Priority(), done: make(chan struct{}),
+	it := &item{ctx: ctx, p: &p, work: work, done: make(chan struct{}),
 		announced: make(chan struct{}), waitingOn: -1, queuedAt: time.Now()}
 	s.qmu.Lock()
 	if s.closed {
@@ -417,7 +332,7 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 	}
 	// The sequence number is taken under the queue lock, so events order pushes and pops.
 	it.seq = s.seq.Add(1)
-	heap.Push(&s.queue, it)
+	it.q = s.queue.Push(p.Key(), it)
 	s.qcond.Signal()
 	s.qmu.Unlock()
 	s.emit(&p, Event{Type: EventQueued, Seq: it.seq, Device: -1, Worker: -1})
@@ -429,8 +344,8 @@ func (s *Scheduler) Prove(ctx context.Context, p Partition, work WorkFunc) (Resu
 	case <-ctx.Done():
 	}
 	s.qmu.Lock()
-	if it.index >= 0 && it.waitingOn < 0 {
-		heap.Remove(&s.queue, it.index)
+	if it.q.Queued() && it.waitingOn < 0 {
+		s.queue.Remove(it.q)
 		s.qmu.Unlock()
 		return Result{}, ctx.Err()
 	}
@@ -464,28 +379,28 @@ func (s *Scheduler) pop(d *devState) *popped {
 		}
 		var best *item
 		var waiting []*item
-		for _, it := range s.queue {
-			switch {
+		for q := range s.queue.All() {
+			switch it := q.Value; {
 			case it.unfit[d.index]:
 			case it.waitingOn < 0:
-				if best == nil || s.queue.less(it, best) {
+				if best == nil || q.Before(best.q) {
 					best = it
 				}
 			case it.waitingOn != d.index:
 				waiting = append(waiting, it)
 			}
 		}
-		sort.Slice(waiting, func(i, j int) bool { return s.queue.less(waiting[i], waiting[j]) })
+		sort.Slice(waiting, func(i, j int) bool { return waiting[i].q.Before(waiting[j].q) })
 		for _, it := range waiting {
-			if best != nil && s.queue.less(best, it) {
+			if best != nil && best.q.Before(it.q) {
 				break
 			}
 			plans := s.candidates(d, it.p)
-			g, idx, ok := d.alloc.TryAdmit(it.prio, plans)
+			g, idx, ok := d.alloc.TryAdmit(it.q.Key(), plans)
 			if !ok {
 				continue
 			}
-			heap.Remove(&s.queue, it.index)
+			s.queue.Remove(it.q)
 			it.waitingOn = -1
 			it.stealCancel()
 			it.stealCancel = nil
@@ -494,7 +409,7 @@ func (s *Scheduler) pop(d *devState) *popped {
 			return &popped{it: it, seq: it.firstPop, grant: g, idx: idx, plans: plans}
 		}
 		if best != nil {
-			heap.Remove(&s.queue, best.index)
+			s.queue.Remove(best.q)
 			seq := s.seq.Add(1)
 			if best.firstPop == 0 {
 				best.firstPop = seq
@@ -517,18 +432,16 @@ func (s *Scheduler) waitStealable(ctx context.Context, d *devState, it *item, pl
 		return nil, 0, false, errClosed
 	}
 	it.waitingOn, it.stealCancel = d.index, cancel
-	heap.Push(&s.queue, it)
+	s.queue.Requeue(it.q)
 	s.qcond.Broadcast()
 	s.qmu.Unlock()
 
-	g, idx, err = d.alloc.Admit(wctx, it.prio, plans)
+	g, idx, err = d.alloc.Admit(wctx, it.q.Key(), plans)
 
 	s.qmu.Lock()
 	owned := it.waitingOn == d.index
 	if owned {
-		if it.index >= 0 {
-			heap.Remove(&s.queue, it.index)
-		}
+		s.queue.Remove(it.q)
 		it.waitingOn, it.stealCancel = -1, nil
 	}
 	s.qmu.Unlock()
@@ -553,7 +466,7 @@ func (s *Scheduler) requeueUnfit(it *item, d *devState) bool {
 	if s.closed || len(it.unfit) == len(s.devs) {
 		return false
 	}
-	heap.Push(&s.queue, it)
+	s.queue.Requeue(it.q)
 	s.qcond.Broadcast()
 	return true
 }
@@ -668,14 +581,14 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 			g, idx = pp.grant, pp.idx
 		case first && len(s.devs) > 1:
 			var ok bool
-			if g, idx, ok = d.alloc.TryAdmit(it.prio, plans); !ok {
+			if g, idx, ok = d.alloc.TryAdmit(it.q.Key(), plans); !ok {
 				d.setWorker(w, busy(w, p))
 				if g, idx, stolen, err = s.waitStealable(ctx, d, it, plans); stolen {
 					return res, true, nil
 				}
 			}
 		default:
-			g, idx, err = d.alloc.Admit(ctx, it.prio, plans)
+			g, idx, err = d.alloc.Admit(ctx, it.q.Key(), plans)
 		}
 		var fit *FitError
 		if err != nil && first && errors.As(err, &fit) && s.requeueUnfit(it, d) {
@@ -768,13 +681,13 @@ func callWork(ctx context.Context, work WorkFunc, run *Run) (err error) {
 }
 
 func busy(w int, p *Partition) WorkerStatus {
-	return WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index}
+	return WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind, Index: p.Index}
 }
 
 func (d *devState) grant(w int, p *Partition, plan Plan) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.workers[w] = WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind.String(), Index: p.Index,
+	d.workers[w] = WorkerStatus{ID: w, Busy: true, JobID: p.JobID, Kind: p.Kind, Index: p.Index,
 		Tier: plan.Tier.String(), SRSResident: plan.SRSResident, CompactNTT: plan.CompactNTT, Bytes: plan.Need()}
 	d.tiers[plan.Tier.String()]++
 }
@@ -913,7 +826,7 @@ type WorkerStatus struct {
 // Status reports the queue, each device's books, workers and tiers, and the pinned pool.
 func (s *Scheduler) Status() Status {
 	s.qmu.Lock()
-	st := Status{Queued: len(s.queue)}
+	st := Status{Queued: s.queue.Len()}
 	s.qmu.Unlock()
 	for _, d := range s.devs {
 		d.mu.Lock()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	logging "github.com/ipfs/go-log/v2"
+
+	"github.com/snarkd/snarkd/priority"
 )
 
 // Shapes of the test partitions: small enough for megabyte-sized simulated GPUs.
@@ -127,7 +129,7 @@ type countMetrics struct {
 	fallback int
 }
 
-func (m *countMetrics) PlanGranted(_ int, _ ProofKind, tier Tier, _ bool, _ uint64) {
+func (m *countMetrics) PlanGranted(_ int, _ string, tier Tier, _ bool, _ uint64) {
 	m.mu.Lock()
 	m.tiers[tier]++
 	m.mu.Unlock()
@@ -222,7 +224,7 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 			dev.InjectAllocFailures(tc.inject)
 			sp := &simProver{}
 			var events []Event
-			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindPoRep, Shape: shapeLarge,
+			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge,
 				OnEvent: func(ev Event) { events = append(events, ev) }}, sp.work)
 			if tc.wantErr {
 				if err == nil || !IsOutOfMemory(err) {
@@ -268,7 +270,7 @@ func TestSchedulerPartitionWaitsForMemory(t *testing.T) {
 	sp := &simProver{}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindPoRep, Shape: shapeLarge}, sp.work)
+		_, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge}, sp.work)
 		done <- err
 	}()
 	waitFor(t, "the partition waits for memory", func() bool { return s.Allocator(0).Stats().Waiting == 1 })
@@ -303,16 +305,16 @@ func TestSchedulerPriorityOrder(t *testing.T) {
 	gate := &simProver{gate: make(chan struct{})}
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: KindPoRep, Shape: shapeSmall}, gate.work)
+		_, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall}, gate.work)
 		first <- err
 	}()
 	waitFor(t, "the worker holds the blocker", func() bool { return s.Allocator(0).Stats().Grants == 1 })
 
 	t0 := time.Unix(1_700_000_000, 0)
 	var parts []Partition
-	for i, k := range []ProofKind{KindPoRep, KindSnapDeals, KindWindowPoSt, KindWinningPoSt} {
+	for i, k := range []testKind{kindPoRep, kindSnap, kindWindow, kindWinning} {
 		for j := range 3 {
-			parts = append(parts, Partition{JobID: fmt.Sprintf("%s-%d", k, j), Kind: k,
+			parts = append(parts, Partition{JobID: fmt.Sprintf("%s-%d", k.name, j), Kind: k.name, Class: k.class,
 				Submitted: t0.Add(time.Duration((j*7+i*3)%5) * time.Second), Index: 2 - j, Shape: shapeSmall})
 		}
 	}
@@ -334,15 +336,15 @@ func TestSchedulerPriorityOrder(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	var got []Priority
+	var got []priority.Key
 	for _, ev := range log.of(EventAdmitted) {
 		if ev.JobID != "blocker" {
-			got = append(got, Priority{Class: ev.Kind.Class(), JobID: ev.JobID, Index: ev.Index})
+			got = append(got, priority.Key{Class: classOf(ev.Kind), JobID: ev.JobID, Index: ev.Index})
 		}
 	}
-	want := make([]Priority, len(parts))
+	want := make([]priority.Key, len(parts))
 	for i := range parts {
-		want[i] = parts[i].Priority()
+		want[i] = parts[i].Key()
 	}
 	sort.Slice(want, func(i, j int) bool { return want[i].Less(want[j]) })
 	for i := range want {
@@ -407,10 +409,10 @@ func TestSchedulerRandomStream(t *testing.T) {
 	sp := &simProver{}
 	var wg sync.WaitGroup
 	var failures atomic.Int32
-	kinds := []ProofKind{KindWinningPoSt, KindWindowPoSt, KindPoRep, KindSnapDeals}
-	nparts := map[ProofKind]int{KindWinningPoSt: 1, KindWindowPoSt: 2, KindPoRep: 10, KindSnapDeals: 16}
-	shapes := map[ProofKind]Shape{KindWinningPoSt: shapeSmall, KindWindowPoSt: shapeMedium, KindPoRep: shapeLarge,
-		KindSnapDeals: shapeMedium}
+	kinds := testKinds
+	nparts := map[testKind]int{kindWinning: 1, kindWindow: 2, kindPoRep: 10, kindSnap: 16}
+	shapes := map[testKind]Shape{kindWinning: shapeSmall, kindWindow: shapeMedium, kindPoRep: shapeLarge,
+		kindSnap: shapeMedium}
 	// Status is polled throughout, as `snarkd status` would.
 	statusDone := make(chan struct{})
 	statusStopped := make(chan struct{})
@@ -435,7 +437,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.Prove(ctx, Partition{JobID: fmt.Sprintf("job-%02d", j), Kind: k, Submitted: submitted,
+				_, err := s.Prove(ctx, Partition{JobID: fmt.Sprintf("job-%02d", j), Kind: k.name, Class: k.class, Submitted: submitted,
 					Index: i, Shape: shapes[k]}, sp.work)
 				if err != nil {
 					failures.Add(1)
@@ -477,7 +479,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 
 	// Queue order: whenever a partition was taken, no better-ranked partition was waiting.
 	type rec struct {
-		prio      Priority
+		prio      priority.Key
 		queued    uint64
 		taken     uint64
 		hasQueued bool
@@ -495,7 +497,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 	}
 	for _, p := range log.evs {
 		if r := recs[key(p)]; r != nil && p.Type == EventQueued {
-			r.prio = Priority{Class: p.Kind.Class(), JobID: p.JobID, Index: p.Index}
+			r.prio = priority.Key{Class: classOf(p.Kind), JobID: p.JobID, Index: p.Index}
 		}
 	}
 	// Submission times are per job; recover them from the job order of the stream.
@@ -537,7 +539,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 func TestSchedulerResidentTTL(t *testing.T) {
 	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
 	s, _ := newTestScheduler(t, Config{SRSResidency: true, ResidentTTL: time.Millisecond}, dev)
-	res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindWindowPoSt, Shape: shapeMedium}, (&simProver{}).work)
+	res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "window-post", Class: priority.WindowPoSt, Shape: shapeMedium}, (&simProver{}).work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +574,7 @@ func BenchmarkSchedulerOverhead(b *testing.B) {
 		i := 0
 		for pb.Next() {
 			i++
-			if _, err := s.Prove(ctx, Partition{JobID: "bench", Kind: KindPoRep, Index: i, Shape: shapeLarge}, sp.work); err != nil {
+			if _, err := s.Prove(ctx, Partition{JobID: "bench", Kind: "porep-c2", Class: priority.Seal, Index: i, Shape: shapeLarge}, sp.work); err != nil {
 				b.Error(err)
 				return
 			}
@@ -590,7 +592,7 @@ func TestSchedulerTakeOver(t *testing.T) {
 	gate := &simProver{gate: make(chan struct{})}
 	blocker := make(chan Result, 1)
 	go func() {
-		res, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: KindPoRep, Shape: shapeLarge}, gate.work)
+		res, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge}, gate.work)
 		if err != nil {
 			t.Error(err)
 		}
@@ -600,7 +602,7 @@ func TestSchedulerTakeOver(t *testing.T) {
 
 	done := make(chan Result, 1)
 	go func() {
-		res, err := s.Prove(context.Background(), Partition{JobID: "p", Kind: KindWindowPoSt, Shape: shapeLarge}, (&simProver{}).work)
+		res, err := s.Prove(context.Background(), Partition{JobID: "p", Kind: "window-post", Class: priority.WindowPoSt, Shape: shapeLarge}, (&simProver{}).work)
 		if err != nil {
 			t.Error(err)
 		}
@@ -709,12 +711,12 @@ func TestSqueezeRehearsal(t *testing.T) {
 			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true}, dev)
 			d := s.devs[0]
 			plans := s.candidates(d, &Partition{Shape: shape})
-			first, _, ok := d.alloc.TryAdmit(Priority{}, plans)
+			first, _, ok := d.alloc.TryAdmit(priority.Key{}, plans)
 			if !ok {
 				t.Fatalf("2^%d, %.1f GiB left: nothing admitted on an otherwise idle device", lg, left)
 			}
 			second := "waits"
-			if g, _, ok := d.alloc.TryAdmit(Priority{}, plans); ok {
+			if g, _, ok := d.alloc.TryAdmit(priority.Key{}, plans); ok {
 				second = g.Plan.String()
 				g.Release()
 			}
@@ -734,7 +736,7 @@ func TestSqueezeRehearsal(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := s.Prove(context.Background(), Partition{JobID: "squeeze", Kind: KindPoRep, Index: p, Shape: shape},
+					if _, err := s.Prove(context.Background(), Partition{JobID: "squeeze", Kind: "porep-c2", Class: priority.Seal, Index: p, Shape: shape},
 						(&simProver{}).work); err != nil {
 						t.Error(err)
 					}
@@ -750,17 +752,17 @@ func TestPriorityOrder(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	// Each partition ranks before the next.
 	ordered := []Partition{
-		{Kind: KindWinningPoSt, Submitted: t0.Add(time.Hour), JobID: "z"},
-		{Kind: KindWindowPoSt, JobID: "a"}, // zero time: first of its class
-		{Kind: KindWindowPoSt, Submitted: t0, JobID: "b"},
-		{Kind: KindSnapDeals, Submitted: t0, JobID: "a", Index: 3},
-		{Kind: KindPoRep, Submitted: t0, JobID: "b", Index: 0},
-		{Kind: KindPoRep, Submitted: t0, JobID: "b", Index: 1},
-		{Kind: KindPoRep, Submitted: t0.Add(time.Second), JobID: "a", Index: 0},
+		{Kind: "winning-post", Class: priority.WinningPoSt, Submitted: t0.Add(time.Hour), JobID: "z"},
+		{Kind: "window-post", Class: priority.WindowPoSt, JobID: "a"}, // zero time: first of its class
+		{Kind: "window-post", Class: priority.WindowPoSt, Submitted: t0, JobID: "b"},
+		{Kind: "snap-prove", Class: priority.Seal, Submitted: t0, JobID: "a", Index: 3},
+		{Kind: "porep-c2", Class: priority.Seal, Submitted: t0, JobID: "b", Index: 0},
+		{Kind: "porep-c2", Class: priority.Seal, Submitted: t0, JobID: "b", Index: 1},
+		{Kind: "porep-c2", Class: priority.Seal, Submitted: t0.Add(time.Second), JobID: "a", Index: 0},
 	}
 	for i := range ordered {
 		for j := range ordered {
-			pi, pj := ordered[i].Priority(), ordered[j].Priority()
+			pi, pj := ordered[i].Key(), ordered[j].Key()
 			if got, want := pi.Less(pj), i < j; got != want {
 				t.Errorf("%+v < %+v = %v, want %v", pi, pj, got, want)
 			}
@@ -811,14 +813,14 @@ func TestSchedulerChaos(t *testing.T) {
 	var wg sync.WaitGroup
 	var cancelled, succeeded atomic.Int32
 	shapes := []Shape{shapeSmall, shapeMedium, shapeLarge}
-	kinds := []ProofKind{KindWinningPoSt, KindWindowPoSt, KindPoRep, KindSnapDeals}
 	for i := range 150 {
 		ctx, cancel := context.WithCancel(guard)
 		cancelAfter := time.Duration(-1)
 		if rng.Intn(5) == 0 {
 			cancelAfter = time.Duration(rng.Intn(400)) * time.Microsecond
 		}
-		p := Partition{JobID: fmt.Sprintf("job-%03d", i/4), Kind: kinds[rng.Intn(len(kinds))], Index: i % 4,
+		k := testKinds[rng.Intn(len(testKinds))]
+		p := Partition{JobID: fmt.Sprintf("job-%03d", i/4), Kind: k.name, Class: k.class, Index: i % 4,
 			Submitted: time.Now(), Shape: shapes[rng.Intn(len(shapes))]}
 		wg.Add(1)
 		go func() {
@@ -879,7 +881,7 @@ func TestSchedulerMixedCards(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: KindPoRep, Index: i, Shape: shapeLarge},
+			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Index: i, Shape: shapeLarge},
 				(&simProver{}).work)
 			if err != nil || res.Device != 1 {
 				t.Errorf("partition %d: gpu %d, %v", i, res.Device, err)
@@ -887,7 +889,7 @@ func TestSchedulerMixedCards(t *testing.T) {
 		}()
 	}
 	// Small partitions still use the small card.
-	if res, err := s.Prove(context.Background(), Partition{JobID: "w", Kind: KindWinningPoSt, Shape: shapeSmall},
+	if res, err := s.Prove(context.Background(), Partition{JobID: "w", Kind: "winning-post", Class: priority.WinningPoSt, Shape: shapeSmall},
 		(&simProver{}).work); err != nil {
 		t.Fatal(err)
 	} else {
@@ -913,7 +915,7 @@ func TestRunHoldKernels(t *testing.T) {
 	var otherRan, ownRan atomic.Bool
 	done := make(chan error, 2)
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "holder", Kind: KindPoRep, Shape: shapeSmall},
+		_, err := s.Prove(context.Background(), Partition{JobID: "holder", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
 			func(ctx context.Context, run *Run) error {
 				rel, err := run.HoldKernels(ctx)
 				if err != nil {
@@ -943,7 +945,7 @@ func TestRunHoldKernels(t *testing.T) {
 	<-held
 	reached := make(chan struct{})
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "other", Kind: KindPoRep, Shape: shapeSmall},
+		_, err := s.Prove(context.Background(), Partition{JobID: "other", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
 			func(ctx context.Context, run *Run) error {
 				close(reached)
 				return run.Kernel(ctx, "other", func() error { otherRan.Store(true); return nil })
@@ -982,13 +984,13 @@ func TestRunHoldKernelsReleasedAfterWork(t *testing.T) {
 			panic("work function bug")
 		},
 	} {
-		_, err := s.Prove(context.Background(), Partition{JobID: fmt.Sprint("leaky-", i), Kind: KindPoRep, Shape: shapeSmall}, work)
+		_, err := s.Prove(context.Background(), Partition{JobID: fmt.Sprint("leaky-", i), Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall}, work)
 		if (i == 1) != (err != nil) {
 			t.Fatalf("work %d: %v", i, err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ran := false
-		_, err = s.Prove(ctx, Partition{JobID: fmt.Sprint("next-", i), Kind: KindPoRep, Shape: shapeSmall},
+		_, err = s.Prove(ctx, Partition{JobID: fmt.Sprint("next-", i), Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
 			func(ctx context.Context, run *Run) error {
 				return run.Kernel(ctx, "next", func() error { ran = true; return nil })
 			})
@@ -1022,12 +1024,12 @@ func TestSchedulerLeavesRoomForWorkers(t *testing.T) {
 			s, _ := newTestScheduler(t, Config{WorkersPerDevice: tc.workers, SRSResidency: true}, dev)
 			d := s.devs[0]
 			plans := s.candidates(d, &Partition{Shape: shape})
-			first, _, ok := d.alloc.TryAdmit(Priority{}, plans)
+			first, _, ok := d.alloc.TryAdmit(priority.Key{}, plans)
 			if !ok || first.Plan.Tier != tc.first || first.Plan.SRSResident {
 				t.Fatalf("first partition: %v (admitted %v), want %s streamed", first, ok, tc.first)
 			}
 			second := "waits"
-			if g, _, ok := d.alloc.TryAdmit(Priority{}, plans); ok {
+			if g, _, ok := d.alloc.TryAdmit(priority.Key{}, plans); ok {
 				second = g.Plan.Tier.String()
 				g.Release()
 			}
@@ -1040,4 +1042,28 @@ func TestSchedulerLeavesRoomForWorkers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testKind is a proof kind as the prover hands it to the scheduler: its label and its class.
+type testKind struct {
+	name  string
+	class priority.Class
+}
+
+var (
+	kindWinning = testKind{"winning-post", priority.WinningPoSt}
+	kindWindow  = testKind{"window-post", priority.WindowPoSt}
+	kindPoRep   = testKind{"porep-c2", priority.Seal}
+	kindSnap    = testKind{"snap-prove", priority.Seal}
+	testKinds   = []testKind{kindWinning, kindWindow, kindPoRep, kindSnap}
+)
+
+// classOf is the class of a test kind's label.
+func classOf(kind string) priority.Class {
+	for _, k := range testKinds {
+		if k.name == kind {
+			return k.class
+		}
+	}
+	return priority.Seal
 }

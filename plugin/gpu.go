@@ -48,8 +48,8 @@ func srsLabel(resident bool) string {
 }
 
 // PlanGranted implements gpu.Metrics.
-func (m *GPUMetrics) PlanGranted(device int, kind gpu.ProofKind, tier gpu.Tier, srsResident bool, bytes uint64) {
-	k := grantKey{device: device, kind: kind.String(), tier: tier.String(), srs: srsLabel(srsResident)}
+func (m *GPUMetrics) PlanGranted(device int, kind string, tier gpu.Tier, srsResident bool, bytes uint64) {
+	k := grantKey{device: device, kind: kind, tier: tier.String(), srs: srsLabel(srsResident)}
 	m.mu.Lock()
 	m.granted[k]++
 	m.grantedBytes[k] += bytes

@@ -8,6 +8,7 @@ import (
 
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/priority"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -38,14 +39,14 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 		shape.Points[q] = 1 << 16
 	}
 	ctx := context.Background()
-	if _, err := sched.Prove(ctx, gpu.Partition{JobID: "job-a", Kind: gpu.KindPoRep, Index: 0, Shape: shape},
+	if _, err := sched.Prove(ctx, gpu.Partition{JobID: "job-a", Kind: "porep-c2", Class: priority.Seal, Index: 0, Shape: shape},
 		func(context.Context, *gpu.Run) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	running, release := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := sched.Prove(ctx, gpu.Partition{JobID: "job-b", Kind: gpu.KindWindowPoSt, Index: 3, Shape: shape},
+		_, err := sched.Prove(ctx, gpu.Partition{JobID: "job-b", Kind: "window-post", Class: priority.WindowPoSt, Index: 3, Shape: shape},
 			func(context.Context, *gpu.Run) error { close(running); <-release; return nil })
 		done <- err
 	}()
@@ -88,7 +89,7 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 	text := string(d.metricsText())
 	for _, want := range []string{
 		`snarkd_gpu_plans_granted_total{device="`,
-		`kind="porep",tier="full",srs="`,
+		`kind="porep-c2",tier="full",srs="`,
 		`kind="window-post",tier="full",srs="`,
 		"# TYPE snarkd_gpu_alloc_failed_total counter",
 		"snarkd_gpu_pinned_fallback_bytes_total 0",

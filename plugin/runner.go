@@ -26,18 +26,18 @@ func unsupported(err error) error {
 }
 
 func (r pipelineRunner) Supports(kind rpcapi.ProofKind) error {
-	return unsupported(r.p.Supports(prover.Kind(kind)))
+	return unsupported(r.p.Supports(kind))
 }
 
 func toProverRequest(req rpcapi.ProofRequest) prover.Request {
 	out := prover.Request{
-		Kind: prover.Kind(req.Kind), RegisteredProof: req.RegisteredProof,
+		Kind: req.Kind, RegisteredProof: req.RegisteredProof,
 		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
 		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
 		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,
 	}
 	if req.Priority != nil {
-		prio := int(*req.Priority)
+		prio := *req.Priority
 		out.Priority = &prio
 	}
 	if req.Test != nil {

@@ -47,7 +47,7 @@ func (b *GPUBackend) ForgetParams(pk *groth16.Parameters) { b.prover.ForgetParam
 // Prove implements Backend.
 func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
 	res, err := b.prover.Prove(ctx, gpu.ProveRequest{
-		JobID: info.JobID, Kind: queueKind(info), Submitted: info.Submitted, Index: info.Index,
+		JobID: info.JobID, Kind: string(info.Kind), Class: info.Class, Submitted: info.Submitted, Index: info.Index,
 		PK: pk, PA: pa, R: *r, S: *s,
 		OnEvent: func(ev gpu.Event) {
 			if info.Note == nil {
@@ -83,32 +83,4 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 	}
 	log.Debugw("partition proved on gpu", kv...)
 	return res.Proof, nil
-}
-
-// GPUKind is the scheduler's queue class of a proof kind.
-func GPUKind(k Kind) gpu.ProofKind {
-	switch k {
-	case KindWinningPoSt:
-		return gpu.KindWinningPoSt
-	case KindWindowPoSt:
-		return gpu.KindWindowPoSt
-	case KindSnapProve:
-		return gpu.KindSnapDeals
-	}
-	return gpu.KindPoRep
-}
-
-// queueKind is the scheduler kind whose class is the partition's: a job whose priority was
-// raised (a test job at WinningPoSt priority) queues with that class.
-func queueKind(info PartitionInfo) gpu.ProofKind {
-	k := GPUKind(info.Kind)
-	switch {
-	case info.Class == k.Class():
-		return k
-	case info.Class <= 0:
-		return gpu.KindWinningPoSt
-	case info.Class == 1:
-		return gpu.KindWindowPoSt
-	}
-	return k
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // TestHardwarePoRepCompiledProofs proves one PoRep partition of a synthetic C1 output on the
@@ -107,7 +108,7 @@ func TestHardwarePoRepCompiledProofs(t *testing.T) {
 			prove := func(name string, b Backend, pa *cs.ProvingAssignment) []byte {
 				t.Helper()
 				t0 := time.Now()
-				pr, err := b.Prove(ctx, PartitionInfo{JobID: "hw-" + name, Kind: KindPoRepC2, Index: k, Partitions: p.Partitions, Class: 2}, pk, pa, &r, &s)
+				pr, err := b.Prove(ctx, PartitionInfo{JobID: "hw-" + name, Kind: rpcapi.KindPoRepC2, Index: k, Partitions: p.Partitions, Class: 2}, pk, pa, &r, &s)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/update"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // get returns the entry called name, loading it with load at first use; hit reports that it
@@ -176,9 +177,9 @@ func (c *ParamCache) fitLocked(keep *paramEntry) {
 
 // post is PoSt for a PoSt proof type, with the entry.
 func (c *ParamCache) post(ctx context.Context, p *post.Proof) (*paramEntry, bool, error) {
-	kind := KindWinningPoSt
+	kind := rpcapi.KindWinningPoSt
 	if p.Kind == post.Window {
-		kind = KindWindowPoSt
+		kind = rpcapi.KindWindowPoSt
 	}
 	meta := ParamMeta{Kind: kind, SectorSize: p.SectorSize, Proof: p.Name}
 	return c.filecoin(ctx, meta, p.ParamFile(), "PoSt", checkInputs(p.Name, p.PublicInputs()))
@@ -186,7 +187,7 @@ func (c *ParamCache) post(ctx context.Context, p *post.Proof) (*paramEntry, bool
 
 // update is Update with the entry.
 func (c *ParamCache) update(ctx context.Context, name string, ps *update.Params) (*paramEntry, bool, error) {
-	meta := ParamMeta{Kind: KindSnapProve, SectorSize: ps.SectorNodes * prooftypes.NodeSize, Proof: name}
+	meta := ParamMeta{Kind: rpcapi.KindSnapProve, SectorSize: ps.SectorNodes * prooftypes.NodeSize, Proof: name}
 	// k_and_h_select (h_select), comm_r_old, comm_d_new, comm_r_new, and ONE.
 	return c.filecoin(ctx, meta, ps.ParamFile(), "SnapDeals", checkInputs(name, 5))
 }
@@ -211,15 +212,15 @@ func (e *UnknownCircuitError) Unwrap() error { return e.Err }
 func (c *ParamCache) circuit(kind Kind, sectorSize uint64) (string, func(context.Context) (*paramEntry, bool, error), error) {
 	unknown := func(err error) error { return &UnknownCircuitError{Kind: kind, SectorSize: sectorSize, Err: err} }
 	switch kind {
-	case KindPoRepC2:
+	case rpcapi.KindPoRepC2:
 		p, err := prooftypes.ForSectorSize(sectorSize)
 		if err != nil {
 			return "", nil, unknown(err)
 		}
 		return p.ParamsFile(), func(ctx context.Context) (*paramEntry, bool, error) { return c.seal(ctx, p) }, nil
-	case KindWinningPoSt, KindWindowPoSt:
+	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
 		want := post.Winning
-		if kind == KindWindowPoSt {
+		if kind == rpcapi.KindWindowPoSt {
 			want = post.Window
 		}
 		for _, p := range post.All() {
@@ -228,7 +229,7 @@ func (c *ParamCache) circuit(kind Kind, sectorSize uint64) (string, func(context
 			}
 		}
 		return "", nil, unknown(fmt.Errorf("not a Filecoin sector size"))
-	case KindSnapProve:
+	case rpcapi.KindSnapProve:
 		for pt := abi.RegisteredUpdateProof_StackedDrg2KiBV1; pt <= abi.RegisteredUpdateProof_StackedDrg64GiBV1; pt++ {
 			ps, err := update.ForProof(pt)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // fakeParams are parameters with the verifying key shape of a circuit with ic points and n
@@ -64,9 +65,9 @@ func circuitCases(t *testing.T) []circuitCase {
 		t.Fatal(err)
 	}
 	return []circuitCase{
-		{KindWinningPoSt, prooftypes.SectorSize2KiB, win.ParamFile(), win.PublicInputs()},
-		{KindWindowPoSt, prooftypes.SectorSize8MiB, window.ParamFile(), window.PublicInputs()},
-		{KindSnapProve, prooftypes.SectorSize2KiB, snap.ParamFile(), 5},
+		{rpcapi.KindWinningPoSt, prooftypes.SectorSize2KiB, win.ParamFile(), win.PublicInputs()},
+		{rpcapi.KindWindowPoSt, prooftypes.SectorSize8MiB, window.ParamFile(), window.PublicInputs()},
+		{rpcapi.KindSnapProve, prooftypes.SectorSize2KiB, snap.ParamFile(), 5},
 	}
 }
 
@@ -134,10 +135,10 @@ func TestPreloadErrors(t *testing.T) {
 		size    uint64
 		missing bool
 	}{
-		{"missing files", KindWinningPoSt, prooftypes.SectorSize32GiB, true},
-		{"missing PoRep files", KindPoRepC2, prooftypes.SectorSize2KiB, true},
-		{"test circuit", KindTest, 0, false},
-		{"unknown size", KindWindowPoSt, 12345, false},
+		{"missing files", rpcapi.KindWinningPoSt, prooftypes.SectorSize32GiB, true},
+		{"missing PoRep files", rpcapi.KindPoRepC2, prooftypes.SectorSize2KiB, true},
+		{"test circuit", rpcapi.KindTest, 0, false},
+		{"unknown size", rpcapi.KindWindowPoSt, 12345, false},
 		{"unknown kind", Kind("bogus"), prooftypes.SectorSize2KiB, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -450,7 +451,7 @@ func TestConcurrentLoads(t *testing.T) {
 // same parameters loads them itself instead of failing with the other's cancellation.
 func TestAbandonedLoad(t *testing.T) {
 	cache := NewParamCache("")
-	meta := ParamMeta{Kind: KindTest, Proof: "x"}
+	meta := ParamMeta{Kind: rpcapi.KindTest, Proof: "x"}
 	started, quit := make(chan struct{}), make(chan struct{})
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	first := make(chan error, 1)

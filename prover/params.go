@@ -17,6 +17,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/internal/atomicfile"
+	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -160,7 +161,7 @@ func (c *ParamCache) MemoryLimit() uint64 {
 // caching them at first use.
 func (c *ParamCache) Test(ctx context.Context, constraints int, seed uint64) (*groth16.Parameters, error) {
 	name := fmt.Sprintf("test-%d-%d", constraints, seed)
-	e, _, err := c.get(ctx, name, ParamMeta{Kind: KindTest, Proof: name}, "", func(ctx context.Context) (*SealParams, error) {
+	e, _, err := c.get(ctx, name, ParamMeta{Kind: rpcapi.KindTest, Proof: name}, "", func(ctx context.Context) (*SealParams, error) {
 		pk, err := c.loadOrGenerate(ctx, name, constraints, seed)
 		if err != nil {
 			return nil, err
@@ -230,7 +231,7 @@ func (c *ParamCache) pruneTests(used string) {
 	}
 	c.mu.Lock()
 	for name, e := range c.entries {
-		if _, ok := last[name]; !ok && e.meta.Kind == KindTest {
+		if _, ok := last[name]; !ok && e.meta.Kind == rpcapi.KindTest {
 			last[name] = e.loadedAt
 		}
 	}
@@ -392,13 +393,13 @@ func (c *ParamCache) Seal(ctx context.Context, p *prooftypes.SealProof) (*SealPa
 // PutSeal makes sp the parameters of p's partition circuit, as if loaded from the parameter
 // directory: for benchmarks whose keys are not files (dummy keys of the real size).
 func (c *ParamCache) PutSeal(ctx context.Context, p *prooftypes.SealProof, sp *SealParams) error {
-	meta := ParamMeta{Kind: KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
+	meta := ParamMeta{Kind: rpcapi.KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
 	_, _, err := c.get(ctx, p.ParamsFile(), meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
 	return err
 }
 
 func (c *ParamCache) seal(ctx context.Context, p *prooftypes.SealProof) (*paramEntry, bool, error) {
-	meta := ParamMeta{Kind: KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
+	meta := ParamMeta{Kind: rpcapi.KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
 	return c.get(ctx, p.ParamsFile(), meta, p.ParamsFile(), func(ctx context.Context) (*SealParams, error) {
 		return loadSealParams(ctx, c.FilecoinDir(), p)
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // InputError marks a request whose Filecoin input (a C1 output) cannot produce a valid proof:
@@ -47,7 +48,7 @@ func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Paramet
 	if c.Proof.Feature == prooftypes.NonInteractive {
 		// filecoin-ffi's SealCommitPhase2 answers NI-PoRep with a SnarkPack aggregate of the
 		// partition proofs, not their concatenation: returning the latter would be a wrong answer.
-		return nil, nil, nil, &UnsupportedError{Kind: KindPoRepC2, Reason: fmt.Sprintf("%s: NI-PoRep C2 returns a SnarkPack aggregate of its %d partition proofs, and aggregation is not implemented", c.Proof.Name, c.Proof.Partitions)}
+		return nil, nil, nil, &UnsupportedError{Kind: rpcapi.KindPoRepC2, Reason: fmt.Sprintf("%s: NI-PoRep C2 returns a SnarkPack aggregate of its %d partition proofs, and aggregation is not implemented", c.Proof.Name, c.Proof.Partitions)}
 	}
 	sp, err := p.params.Seal(ctx, c.Proof)
 	if err != nil {

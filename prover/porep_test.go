@@ -15,6 +15,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/filecoin/sealer"
+	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -47,7 +48,7 @@ func encode(t *testing.T, o *c1.Output) []byte {
 }
 
 func porepRequest(p *prooftypes.SealProof, phase1 []byte) Request {
-	return Request{Kind: KindPoRepC2, RegisteredProof: int64(p.Proof), MinerID: testMiner, SectorNumber: testSector, Phase1Out: phase1}
+	return Request{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(p.Proof), MinerID: testMiner, SectorNumber: testSector, Phase1Out: phase1}
 }
 
 // TestPoRepRefusesInconsistentC1: tampered C1 outputs, a C1 output of another sector and a

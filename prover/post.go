@@ -14,6 +14,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/internal/cores"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // synthesisWorkers is the parallelism of PoSt and SnapDeals synthesis (it does not change the
@@ -47,7 +48,7 @@ func (p *Pipeline) planPoSt(ctx context.Context, req Request) (*groth16.Paramete
 		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: err}
 	}
 	want := post.Winning
-	if req.Kind == KindWindowPoSt {
+	if req.Kind == rpcapi.KindWindowPoSt {
 		want = post.Window
 	}
 	if pt.Kind != want {
@@ -60,7 +61,7 @@ func (p *Pipeline) planPoSt(ctx context.Context, req Request) (*groth16.Paramete
 	copy(rnd[:], req.Randomness)
 	prover := prooftypes.ProverID(abi.ActorID(req.MinerID))
 	var part *post.Partition
-	if req.Kind == KindWinningPoSt {
+	if req.Kind == rpcapi.KindWinningPoSt {
 		part, err = post.WinningPartition(pt, rnd, prover, req.VanillaProofs)
 	} else {
 		part, err = post.WindowPartition(pt, rnd, prover, req.VanillaProofs, int(req.PartitionIndex))

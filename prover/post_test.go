@@ -20,6 +20,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 var (
@@ -92,14 +93,14 @@ func lookupPoSt(t *testing.T, pt abi.RegisteredPoStProof) *post.Proof {
 
 func winningRequest(t *testing.T, rnd []byte) Request {
 	p := lookupPoSt(t, abi.RegisteredPoStProof_StackedDrgWinning2KiBV1)
-	return Request{Kind: KindWinningPoSt, RegisteredProof: int64(p.Proof), MinerID: testMiner, Randomness: rnd,
+	return Request{Kind: rpcapi.KindWinningPoSt, RegisteredProof: int64(p.Proof), MinerID: testMiner, Randomness: rnd,
 		VanillaProofs: [][]byte{vanilla(t, p, goSealed2KiB(t)[1], rnd, 0)}}
 }
 
 // windowRequest is partition 1 of three sectors at two per partition: short of one sector.
 func windowRequest(t *testing.T, rnd []byte) Request {
 	p := lookupPoSt(t, abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
-	return Request{Kind: KindWindowPoSt, RegisteredProof: int64(p.Proof), MinerID: testMiner, Randomness: rnd, PartitionIndex: 1,
+	return Request{Kind: rpcapi.KindWindowPoSt, RegisteredProof: int64(p.Proof), MinerID: testMiner, Randomness: rnd, PartitionIndex: 1,
 		VanillaProofs: [][]byte{vanilla(t, p, goSealed2KiB(t)[2], rnd, 2)}}
 }
 
@@ -125,7 +126,7 @@ func TestPoStRefusesTamperedInputs(t *testing.T) {
 			{"unmasked randomness", func(r *Request) { r.Randomness = bytes.Clone(r.Randomness); r.Randomness[31] |= 0xc0 }, "randomness[31] &= 0x3f"},
 			{"short randomness", func(r *Request) { r.Randomness = r.Randomness[:31] }, "Randomness: 31 bytes"},
 			{"other kind's proof type", func(r *Request) {
-				if r.Kind == KindWinningPoSt {
+				if r.Kind == rpcapi.KindWinningPoSt {
 					r.RegisteredProof = int64(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
 				} else {
 					r.RegisteredProof = int64(abi.RegisteredPoStProof_StackedDrgWinning2KiBV1)
@@ -206,7 +207,7 @@ func TestPoStProve2KiB(t *testing.T) {
 		var r [32]byte
 		copy(r[:], req.Randomness)
 		var part *post.Partition
-		if req.Kind == KindWinningPoSt {
+		if req.Kind == rpcapi.KindWinningPoSt {
 			part, err = post.WinningPartition(p, r, prooftypes.ProverID(testMiner), req.VanillaProofs)
 		} else {
 			part, err = post.WindowPartition(p, r, prooftypes.ProverID(testMiner), req.VanillaProofs, int(req.PartitionIndex))
@@ -244,7 +245,7 @@ func snapFixture(t *testing.T) (*update.Encoded, Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Kind: KindSnapProve, RegisteredProof: int64(abi.RegisteredUpdateProof_StackedDrg2KiBV1),
+	req := Request{Kind: rpcapi.KindSnapProve, RegisteredProof: int64(abi.RegisteredUpdateProof_StackedDrg2KiBV1),
 		CommROld: bytes.Clone(e.CommROld[:]), CommDNew: bytes.Clone(e.CommDNew[:]), CommRNew: bytes.Clone(e.CommRNew[:])}
 	for k := 0; k < ps.PartitionCount; k++ {
 		b, err := e.PartitionProof(k)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/priority"
+	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -24,17 +26,9 @@ var log = logging.Logger("snarkd/prover")
 // requestSeq numbers requests that come without a job ID.
 var requestSeq atomic.Uint64
 
-// Kind names a proof kind (the same strings as the API's proof kinds).
-type Kind string
-
-// Proof kinds.
-const (
-	KindTest        Kind = "test"
-	KindPoRepC2     Kind = "porep-c2"
-	KindWinningPoSt Kind = "winning-post"
-	KindWindowPoSt  Kind = "window-post"
-	KindSnapProve   Kind = "snap-prove"
-)
+// Kind is a proof kind, the API's (rpcapi.KindTest, rpcapi.KindPoRepC2, …): requests carry it
+// from the wire to the backends unchanged.
+type Kind = rpcapi.ProofKind
 
 // UnsupportedError answers a proof kind whose circuit is not implemented yet.
 type UnsupportedError struct {
@@ -49,15 +43,15 @@ func (e *UnsupportedError) Error() string {
 // Request is one proof to compute. Only the fields of its Kind are used.
 type Request struct {
 	Kind Kind
-	// Test circuit (KindTest): Constraints per partition, Partitions (0 means 1), Seed.
+	// Test circuit (rpcapi.KindTest): Constraints per partition, Partitions (0 means 1), Seed.
 	TestConstraints int
 	TestPartitions  int
 	TestSeed        uint64
 
-	// Filecoin inputs. PoRep C2 (KindPoRepC2) uses RegisteredProof, MinerID, SectorNumber and
-	// Phase1Out (the bare C1 output JSON). PoSt (KindWinningPoSt, KindWindowPoSt) uses
+	// Filecoin inputs. PoRep C2 (rpcapi.KindPoRepC2) uses RegisteredProof, MinerID, SectorNumber and
+	// Phase1Out (the bare C1 output JSON). PoSt (rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt) uses
 	// RegisteredProof (abi.RegisteredPoStProof), MinerID, Randomness (with [31] &= 0x3f applied),
-	// VanillaProofs and, for WindowPoSt, PartitionIndex. SnapDeals (KindSnapProve) uses
+	// VanillaProofs and, for WindowPoSt, PartitionIndex. SnapDeals (rpcapi.KindSnapProve) uses
 	// RegisteredProof (abi.RegisteredUpdateProof), the raw 32-byte CommROld, CommDNew, CommRNew
 	// and one VanillaProofs entry per partition, in partition order.
 	RegisteredProof int64
@@ -75,8 +69,8 @@ type Request struct {
 	// kind); empty values get a local ID and the time Prove starts.
 	JobID     string
 	Submitted time.Time
-	// Priority overrides the kind's queue class (0 WinningPoSt, 1 WindowPoSt, 2 seal) when set.
-	Priority *int
+	// Priority overrides the kind's queue class (rpcapi.DefaultPriority) when set.
+	Priority *priority.Class
 }
 
 // Stage is a pipeline step reported to Progress.
@@ -169,8 +163,8 @@ type PartitionInfo struct {
 	Submitted  time.Time
 	Index      int
 	Partitions int
-	// Class is the queue class: 0 WinningPoSt, 1 WindowPoSt, 2 PoRep, SnapDeals and test.
-	Class int
+	// Class is the partition's priority class: the kind's, or the request's override.
+	Class priority.Class
 	// Note, if set, adds a detail to the job's events (StageAdmitted: the granted plan).
 	Note func(stage Stage, detail string)
 }
@@ -260,9 +254,9 @@ func (p *Pipeline) Params() *ParamCache { return p.params }
 // Supports reports whether kind can be proved, or an *UnsupportedError saying why not.
 func (p *Pipeline) Supports(kind Kind) error {
 	switch kind {
-	case KindTest:
+	case rpcapi.KindTest:
 		return nil
-	case KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve:
+	case rpcapi.KindPoRepC2, rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt, rpcapi.KindSnapProve:
 		return nil
 	}
 	return fmt.Errorf("unknown proof kind %q", kind)
@@ -298,11 +292,11 @@ func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, 
 		return nil, nil, nil, err
 	}
 	switch req.Kind {
-	case KindPoRepC2:
+	case rpcapi.KindPoRepC2:
 		return p.planPoRep(ctx, req)
-	case KindWinningPoSt, KindWindowPoSt:
+	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
 		return p.planPoSt(ctx, req)
-	case KindSnapProve:
+	case rpcapi.KindSnapProve:
 		return p.planUpdate(ctx, req)
 	}
 	pk, parts, err := p.planTest(ctx, req)
@@ -370,7 +364,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		proveTime time.Duration
 	)
 	fail := func(err error) { cancel(err) }
-	class := GPUKind(req.Kind).Class()
+	class := rpcapi.DefaultPriority(req.Kind)
 	if req.Priority != nil {
 		class = *req.Priority
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -19,7 +20,7 @@ func TestTestKindProvesAndVerifies(t *testing.T) {
 	dir := t.TempDir()
 	p := New(CPUBackend{}, NewParamCache(dir))
 	var stages []Stage
-	res, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestPartitions: 2, TestSeed: 7},
+	res, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestPartitions: 2, TestSeed: 7},
 		func(s Stage, part, n int, _ ...string) { stages = append(stages, s) })
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func (corrupt) Prove(ctx context.Context, _ PartitionInfo, pk *groth16.Parameter
 
 func TestSelfCheckRejectsBadProof(t *testing.T) {
 	p := New(corrupt{}, NewParamCache(""))
-	_, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestSeed: 1}, nil)
+	_, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestSeed: 1}, nil)
 	if err == nil || !errors.Is(err, groth16.ErrInvalidProof) {
 		t.Fatalf("bad proof not caught: %v", err)
 	}
@@ -84,7 +85,7 @@ func TestSelfCheckRejectsBadProof(t *testing.T) {
 
 func TestFilecoinKindsSupported(t *testing.T) {
 	p := New(CPUBackend{}, NewParamCache(""))
-	for _, k := range []Kind{KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve} {
+	for _, k := range []Kind{rpcapi.KindPoRepC2, rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt, rpcapi.KindSnapProve} {
 		if err := p.Supports(k); err != nil {
 			t.Errorf("%s: %v", k, err)
 		}
@@ -98,11 +99,11 @@ func TestCancelledProve(t *testing.T) {
 	p := New(CPUBackend{}, NewParamCache(""))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.Prove(ctx, Request{Kind: KindTest, TestConstraints: testSize, TestSeed: 3}, nil); err == nil {
+	if _, err := p.Prove(ctx, Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestSeed: 3}, nil); err == nil {
 		t.Fatal("cancelled prove succeeded")
 	}
 	// The failed generation is not cached: the next request works.
-	if _, err := p.Prove(context.Background(), Request{Kind: KindTest, TestConstraints: testSize, TestSeed: 3}, nil); err != nil {
+	if _, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestSeed: 3}, nil); err != nil {
 		t.Fatal(err)
 	}
 }

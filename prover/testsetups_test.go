@@ -8,13 +8,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // testSetups lists the test-circuit setups in memory and on disk.
 func testSetups(t *testing.T, c *ParamCache, dir string) (mem, disk []string) {
 	t.Helper()
 	for _, pi := range c.Loaded() {
-		if pi.Kind == KindTest {
+		if pi.Kind == rpcapi.KindTest {
 			mem = append(mem, pi.Circuit)
 		}
 	}

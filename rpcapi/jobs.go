@@ -4,13 +4,15 @@ import (
 	"time"
 
 	"github.com/filecoin-project/go-state-types/abi"
+
+	"github.com/snarkd/snarkd/priority"
 )
 
 // ProofKind names what a job proves.
 type ProofKind string
 
-// Proof kinds. Only KindTest has a circuit today; the Filecoin kinds answer ErrNotSupportedYet
-// until their circuits land.
+// Proof kinds: the one vocabulary of what a job proves, from the API down to the prover (the
+// GPU scheduler sees a kind's priority class, DefaultPriority, and its name for labels).
 const (
 	// KindTest proves snarkd's synthetic test circuit with devnet parameters.
 	KindTest ProofKind = "test"
@@ -28,27 +30,16 @@ const (
 var Kinds = []ProofKind{KindTest, KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve}
 
 // Priority orders the queue: lower runs first. Within a priority the oldest job runs first.
-type Priority int
+// It is the one priority class of the daemon (the job queue, the pipeline and the GPU
+// scheduler rank by it); String names it as the CLI and metrics show it.
+type Priority = priority.Class
 
 // Priority classes, from the deadline-bound to the bulk.
 const (
-	PriorityWinningPoSt Priority = 0
-	PriorityWindowPoSt  Priority = 1
-	PrioritySeal        Priority = 2
+	PriorityWinningPoSt = priority.WinningPoSt
+	PriorityWindowPoSt  = priority.WindowPoSt
+	PrioritySeal        = priority.Seal
 )
-
-// String names the class as the CLI and metrics show it.
-func (p Priority) String() string {
-	switch p {
-	case PriorityWinningPoSt:
-		return "winning-post"
-	case PriorityWindowPoSt:
-		return "window-post"
-	case PrioritySeal:
-		return "seal"
-	}
-	return "unknown"
-}
 
 // DefaultPriority is the class of a proof kind: WinningPoSt > WindowPoSt > PoRep/SnapDeals/test.
 func DefaultPriority(k ProofKind) Priority {
@@ -278,8 +269,8 @@ type DeviceStatus struct {
 type DeviceWorker struct {
 	ID   int
 	Busy bool
-	// JobID, Kind and Partition name the partition being proved (Kind is the scheduler's
-	// queue class name: winning-post, window-post, porep, snap-deals).
+	// JobID, Kind and Partition name the partition being proved (Kind is the job's proof
+	// kind: porep-c2, snap-prove, window-post, …).
 	JobID     JobID  `json:",omitempty"`
 	Kind      string `json:",omitempty"`
 	Partition int

@@ -25,6 +25,7 @@ import (
 	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // benchC2Report is what `snarkd bench c2` prints (--json: this object).
@@ -235,7 +236,7 @@ func runBenchC2(cctx *cli.Context) error {
 				}
 				o := &outcomes[i]
 				o.start = time.Now()
-				o.res, o.err = pipe.Prove(ctx, prover.Request{Kind: prover.KindPoRepC2, RegisteredProof: int64(p.Proof),
+				o.res, o.err = pipe.Prove(ctx, prover.Request{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(p.Proof),
 					MinerID: 1000, SectorNumber: reqs[i].sector, Phase1Out: reqs[i].c1, JobID: fmt.Sprintf("bench-c2-%d", i)}, nil)
 				o.end = time.Now()
 				if o.err == nil {

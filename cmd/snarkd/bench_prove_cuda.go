@@ -12,6 +12,8 @@ import (
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/priority"
+	"github.com/snarkd/snarkd/rpcapi"
 )
 
 func init() { benchProveBackends["cuda"] = cudaBenchProve }
@@ -42,7 +44,7 @@ func cudaBenchProve(ctx context.Context, pk *groth16.Parameters, pa *cs.ProvingA
 	if cudaBench.err != nil {
 		return nil, nil, fmt.Errorf("opening gpu 0: %w", cudaBench.err)
 	}
-	res, err := cudaBench.prover.Prove(ctx, gpu.ProveRequest{JobID: "bench", Kind: gpu.KindPoRep, SRSKey: "bench",
+	res, err := cudaBench.prover.Prove(ctx, gpu.ProveRequest{JobID: "bench", Kind: string(rpcapi.KindPoRepC2), Class: priority.Seal, SRSKey: "bench",
 		PK: pk, PA: pa, R: *r, S: *s})
 	if err != nil {
 		return nil, nil, err

@@ -4,7 +4,6 @@
 package jobs
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	logging "github.com/ipfs/go-log/v2"
 
 	"github.com/snarkd/snarkd/plugin/journal"
+	"github.com/snarkd/snarkd/priority"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -67,11 +67,10 @@ type Manager struct {
 	mu       sync.Mutex
 	jobs     map[rpcapi.JobID]*entry
 	byReq    map[string]*entry
-	queue    jobHeap
+	queue    priority.Queue[*entry]
 	wake     chan struct{}
 	wakePoSt chan struct{}
 	pending  int
-	seq      uint64
 	closing  bool
 	hooks    []func(rpcapi.Job)
 	busy     map[rpcapi.JobID]bool
@@ -100,9 +99,9 @@ type Stats struct {
 }
 
 type entry struct {
-	rec      journal.Record
-	seq      uint64
-	index    int // in the heap, -1 when not queued
+	rec journal.Record
+	// q is the job's place in the queue while it is queued (nil before its first push).
+	q        *priority.Item[*entry]
 	done     chan struct{}
 	cancel   context.CancelFunc
 	cancelBy bool // Cancel was called
@@ -141,9 +140,7 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 	sort.Slice(recs, func(a, b int) bool { return recs[a].Job.Submitted.Before(recs[b].Job.Submitted) })
 	now := time.Now()
 	for _, r := range recs {
-		e := &entry{rec: r, index: -1, done: make(chan struct{})}
-		m.seq++
-		e.seq = m.seq
+		e := &entry{rec: r, done: make(chan struct{})}
 		switch {
 		case r.Job.State.Final():
 			close(e.done)
@@ -169,7 +166,7 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 				cancel()
 				return nil, err
 			}
-			heap.Push(&m.queue, e)
+			m.push(e)
 			m.pending++
 		}
 		m.jobs[r.Job.ID] = e
@@ -336,13 +333,12 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 		// The index in memory mirrors the journal; a mismatch means a bug, not a client error.
 		return rpcapi.SubmitResult{}, fmt.Errorf("request ID %q in journal but not in memory", req.RequestID)
 	}
-	m.seq++
-	e := &entry{rec: rec, seq: m.seq, index: -1, done: make(chan struct{})}
+	e := &entry{rec: rec, done: make(chan struct{})}
 	m.jobs[job.ID] = e
 	if req.RequestID != "" {
 		m.byReq[req.RequestID] = e
 	}
-	heap.Push(&m.queue, e)
+	m.push(e)
 	m.pending++
 	m.stats.Submitted[req.Kind]++
 	if retried != nil {
@@ -362,17 +358,19 @@ func (m *Manager) reject() {
 
 // position counts queued jobs ahead of e; callers hold m.mu.
 func (m *Manager) position(e *entry) int {
-	if e.index < 0 {
+	if !e.queued() {
 		return 0
 	}
-	n := 0
-	for _, o := range m.queue {
-		if o != e && m.queue.less(o, e) {
-			n++
-		}
-	}
-	return n
+	return m.queue.Ahead(e.q)
 }
+
+// push queues e at its job's priority and submission time; callers hold m.mu.
+func (m *Manager) push(e *entry) {
+	e.q = m.queue.Push(priority.Key{Class: e.rec.Job.Priority, Submitted: e.rec.Job.Submitted.UnixNano()}, e)
+}
+
+// queued reports whether e waits in the queue.
+func (e *entry) queued() bool { return e.q != nil && e.q.Queued() }
 
 func (m *Manager) event(e *entry, typ rpcapi.EventType, partition int) rpcapi.JobEvent {
 	now := time.Now()
@@ -398,8 +396,8 @@ func (m *Manager) worker(postOnly bool) {
 	for {
 		m.mu.Lock()
 		var e *entry
-		if !m.closing && m.queue.Len() > 0 && (!postOnly || m.queue[0].rec.Job.Priority < rpcapi.PrioritySeal) {
-			e = heap.Pop(&m.queue).(*entry)
+		if top := m.queue.Peek(); !m.closing && top != nil && (!postOnly || top.Key().Class < rpcapi.PrioritySeal) {
+			e = m.queue.Pop().Value
 		}
 		m.mu.Unlock()
 		if e == nil {
@@ -542,8 +540,8 @@ func (m *Manager) Cancel(id rpcapi.JobID) (bool, error) {
 	case e.rec.Job.State.Final():
 		m.mu.Unlock()
 		return false, nil
-	case e.index >= 0:
-		heap.Remove(&m.queue, e.index)
+	case e.queued():
+		m.queue.Remove(e.q)
 		e.cancelBy = true
 		e.rec.Job.State, e.rec.Job.Error = rpcapi.JobCancelled, "cancelled"
 		e.rec.Job.Finished = time.Now()
@@ -777,38 +775,6 @@ func Retryable(st rpcapi.JobState) bool {
 
 // ErrClosed is returned by operations after Close.
 var ErrClosed = errors.New("job manager closed")
-
-// jobHeap orders queued jobs: priority class, then submission time, then arrival order.
-type jobHeap []*entry
-
-func (h jobHeap) less(a, b *entry) bool {
-	if a.rec.Job.Priority != b.rec.Job.Priority {
-		return a.rec.Job.Priority < b.rec.Job.Priority
-	}
-	if !a.rec.Job.Submitted.Equal(b.rec.Job.Submitted) {
-		return a.rec.Job.Submitted.Before(b.rec.Job.Submitted)
-	}
-	return a.seq < b.seq
-}
-func (h jobHeap) Len() int           { return len(h) }
-func (h jobHeap) Less(i, j int) bool { return h.less(h[i], h[j]) }
-func (h jobHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *jobHeap) Push(x interface{}) {
-	e := x.(*entry)
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *jobHeap) Pop() interface{} {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	e.index = -1
-	*h = old[:len(old)-1]
-	return e
-}
 
 // Supports asks the runner whether kind can be proved.
 func (m *Manager) Supports(kind rpcapi.ProofKind) error { return m.runner.Supports(kind) }
