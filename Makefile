@@ -90,7 +90,7 @@ gpu-bundle: $(NATIVE_LIB) cuda
 clean:
 	rm -rf bin gpubundle native/build
 
-# The cuzk.v1 gRPC code (cuzk/proto/cuzk/v1) is generated and committed, so builds and CI need
+# The cuzk.v1 gRPC code (plugin/cuzk/proto/cuzk/v1) is generated and committed, so builds and CI need
 # no protoc. Regenerating needs protoc (Debian: apt-get install protobuf-compiler, 3.21) and the
 # two Go plugins, which this target installs at the pinned versions.
 PROTOC_GEN_GO_VERSION      := v1.36.12
@@ -99,7 +99,7 @@ proto:
 	@command -v protoc >/dev/null || { echo "protoc not found: apt-get install -y protobuf-compiler"; exit 1; }
 	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
-	cd cuzk/proto && PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc \
+	cd plugin/cuzk/proto && PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc \
 		--go_out=. --go_opt=paths=source_relative \
 		--go-grpc_out=. --go-grpc_opt=paths=source_relative \
 		cuzk/v1/proving.proto

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snarkd/snarkd/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 )
 
 // startCuzkDaemon runs `snarkd run --cuzk-listen unix://<repo>/cuzk.sock` in a new repo and

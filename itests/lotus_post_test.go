@@ -16,7 +16,7 @@ import (
 	"github.com/ipfs/go-cid"
 	"github.com/multiformats/go-multihash"
 
-	"github.com/snarkd/snarkd/cuzk/cuzktest"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"

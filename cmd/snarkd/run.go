@@ -16,7 +16,7 @@ import (
 
 	"github.com/snarkd/snarkd/buildinfo"
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/cuzk"
+	"github.com/snarkd/snarkd/plugin/cuzk"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/plugin"

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns their paths and a

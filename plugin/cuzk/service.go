@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )

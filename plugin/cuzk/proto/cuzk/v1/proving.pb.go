@@ -1649,7 +1649,7 @@ const file_cuzk_v1_proving_proto_rawDesc = "" +
 	"GetMetrics\x12\x1a.cuzk.v1.GetMetricsRequest\x1a\x1b.cuzk.v1.GetMetricsResponse\x12E\n" +
 	"\n" +
 	"PreloadSRS\x12\x1a.cuzk.v1.PreloadSrsRequest\x1a\x1b.cuzk.v1.PreloadSrsResponse\x12?\n" +
-	"\bEvictSRS\x12\x18.cuzk.v1.EvictSrsRequest\x1a\x19.cuzk.v1.EvictSrsResponseB4Z2github.com/snarkd/snarkd/cuzk/proto/cuzk/v1;cuzkv1b\x06proto3"
+	"\bEvictSRS\x12\x18.cuzk.v1.EvictSrsRequest\x1a\x19.cuzk.v1.EvictSrsResponseB;Z9github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1;cuzkv1b\x06proto3"
 
 var (
 	file_cuzk_v1_proving_proto_rawDescOnce sync.Once

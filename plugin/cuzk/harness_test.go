@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/plugin/journal"
 	"github.com/snarkd/snarkd/prover"

@@ -10,8 +10,8 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"

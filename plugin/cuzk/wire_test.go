@@ -1,11 +1,14 @@
 package cuzk
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 
-	pb "github.com/snarkd/snarkd/cuzk/proto/cuzk/v1"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 )
 
 // TestWireNumbers pins the field numbers, enum values and method names Curio's client sends:
@@ -70,5 +73,21 @@ func TestWireNumbers(t *testing.T) {
 		if m.MethodName != methods[i] {
 			t.Errorf("method %d is %s, want %s", i, m.MethodName, methods[i])
 		}
+	}
+}
+
+// TestProtoGoPackage: the committed descriptor's go_package names where the generated code
+// lives, so that `make proto` writes it back to the same package.
+func TestProtoGoPackage(t *testing.T) {
+	opts, ok := pb.File_cuzk_v1_proving_proto.Options().(*descriptorpb.FileOptions)
+	if !ok {
+		t.Fatal("no file options in the descriptor")
+	}
+	const want = "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1;cuzkv1"
+	if got := opts.GetGoPackage(); got != want {
+		t.Fatalf("go_package %q, want %q", got, want)
+	}
+	if path := reflect.TypeFor[pb.GetStatusRequest]().PkgPath(); !strings.HasPrefix(want, path+";") {
+		t.Fatalf("the generated code lives in %s, its go_package says %s", path, want)
 	}
 }
