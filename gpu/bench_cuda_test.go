@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func envLogs(t *testing.T, name, def string) []uint {
+func envLogs(t testing.TB, name, def string) []uint {
 	s, ok := os.LookupEnv(name)
 	if !ok {
 		s = def
@@ -29,14 +29,17 @@ func envLogs(t *testing.T, name, def string) []uint {
 	return out
 }
 
-// TestKernelBenchReport runs KernelBench (the code behind `snarkd bench gpu`) when
-// SNARKD_KERNEL_BENCH is set, for GPU hosts that have the test binary but not the daemon.
-// Sizes come from SNARKD_BENCH_{NTT,G1,G1SPLIT,G2,G1DENSE} (comma-separated log2 sizes), the
-// G1DENSE MSMs' windows from SNARKD_BENCH_WINDOWS.
-func TestKernelBenchReport(t *testing.T) {
-	if os.Getenv("SNARKD_KERNEL_BENCH") == "" {
-		t.Skip("set SNARKD_KERNEL_BENCH=1 to run the kernel benchmark")
+// BenchmarkKernelReport runs KernelBench (the code behind `snarkd bench gpu`) once per
+// iteration (run it with -benchtime 1x), for GPU hosts that have the test binary but not the
+// daemon, and prints its table. Sizes come from SNARKD_BENCH_{NTT,G1,G1SPLIT,G2,G1DENSE}
+// (comma-separated log2 sizes), the G1DENSE MSMs' windows from SNARKD_BENCH_WINDOWS.
+func BenchmarkKernelReport(b *testing.B) {
+	for range b.N {
+		kernelReport(b)
 	}
+}
+
+func kernelReport(t *testing.B) {
 	requireDevice(t)
 	runs, _ := strconv.Atoi(os.Getenv("SNARKD_BENCH_RUNS"))
 	cfg := KernelBenchConfig{

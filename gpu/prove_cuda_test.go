@@ -320,19 +320,28 @@ func cpuMSMs(t testing.TB, pk *groth16.Parameters, pa *cs.ProvingAssignment) *gr
 	return res
 }
 
-// TestVRAMHolder is not a test: run as a child process with SNARKD_HOLD_LEAVE=<bytes>, it
-// allocates device memory until only that much is free, prints HELD, and holds it until its
-// stdin closes. It stands for another process on the GPU.
-func TestVRAMHolder(t *testing.T) {
-	leave, err := strconv.ParseUint(os.Getenv("SNARKD_HOLD_LEAVE"), 10, 64)
+// TestMain runs the package's tests, or, in a child process started by holdVRAM
+// (SNARKD_HOLD_LEAVE=<bytes>), holds device memory until only that much is free, prints HELD,
+// and keeps it until its stdin closes: it stands for another process on the GPU.
+func TestMain(m *testing.M) {
+	if v := os.Getenv("SNARKD_HOLD_LEAVE"); v != "" {
+		os.Exit(holdVRAMChild(v))
+	}
+	os.Exit(m.Run())
+}
+
+func holdVRAMChild(leaveEnv string) int {
+	leave, err := strconv.ParseUint(leaveEnv, 10, 64)
 	if err != nil {
-		t.Skip("helper process for the squeeze test")
+		fmt.Fprintf(os.Stderr, "SNARKD_HOLD_LEAVE=%q: %v\n", leaveEnv, err)
+		return 2
 	}
 	mem := NewCUDAMemory(0)
 	for {
 		info, err := Inventory(0)
 		if err != nil {
-			t.Fatal(err)
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		if info.FreeMem <= leave+AllocGranularity {
 			fmt.Printf("HELD %d FREE %d\n", mem.InUse(), info.FreeMem)
@@ -340,16 +349,18 @@ func TestVRAMHolder(t *testing.T) {
 		}
 		chunk := min(info.FreeMem-leave, 1<<30)
 		if _, err := mem.Alloc(chunk); err != nil {
-			t.Fatalf("holding %d bytes: %v", chunk, err)
+			fmt.Fprintf(os.Stderr, "holding %d bytes: %v\n", chunk, err)
+			return 1
 		}
 	}
 	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
 }
 
 // holdVRAM starts a holder process leaving `leave` bytes free; stop releases it.
 func holdVRAM(t testing.TB, leave uint64) (stop func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestVRAMHolder$")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), fmt.Sprintf("SNARKD_HOLD_LEAVE=%d", leave))
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -471,15 +482,21 @@ func TestHardwareSqueeze(t *testing.T) {
 	}
 }
 
-// TestHardwarePartitionBench measures steady-state GPU time per partition for a
+// BenchmarkHardwarePartition measures steady-state GPU time per partition for a
 // PoRep-32GiB-shaped partition (SNARKD_GPU_PARTITION_BENCH=<log domain>, 27 for the real
-// shape): random SRS of the real sizes, 95% of aux values in {0,1}, B density a quarter, 2
-// workers. Modes: full plan with the SRS resident, full plan streamed, and the minimal plan.
-func TestHardwarePartitionBench(t *testing.T) {
-	logN := envLogN("SNARKD_GPU_PARTITION_BENCH", 0)
-	if logN == 0 {
-		t.Skip("set SNARKD_GPU_PARTITION_BENCH=27 to run")
+// shape, 22 when unset): random SRS of the real sizes, 95% of aux values in {0,1}, B density a
+// quarter, 2 workers. Modes (SNARKD_GPU_PARTITION_MODES): full plan with the SRS resident,
+// full plan streamed, partial, minimal, or cardN (admission as on an N GiB card). Each
+// iteration proves SNARKD_GPU_PARTITION_COUNT partitions per mode (run it with -benchtime 1x);
+// the table goes to stdout, s/partition per mode to the benchmark's metrics.
+func BenchmarkHardwarePartition(b *testing.B) {
+	for range b.N {
+		partitionBench(b)
 	}
+}
+
+func partitionBench(t *testing.B) {
+	logN := envLogN("SNARKD_GPU_PARTITION_BENCH", 22)
 	needGPU(t)
 	parts := envLogN("SNARKD_GPU_PARTITION_COUNT", 6)
 	modes := strings.Split(os.Getenv("SNARKD_GPU_PARTITION_MODES"), ",")
@@ -625,5 +642,6 @@ func TestHardwarePartitionBench(t *testing.T) {
 	}
 	for _, r := range rows {
 		fmt.Printf("stages %s: %s\n", r.mode, r.stages)
+		t.ReportMetric(r.perPartition.Seconds(), "s/partition:"+r.mode)
 	}
 }
