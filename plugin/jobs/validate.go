@@ -10,7 +10,9 @@ import (
 
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
@@ -82,17 +84,15 @@ func Validate(req *rpcapi.ProofRequest) error {
 			return bad("RegisteredProof", "%d (%d-byte sectors) does not match the C1 output's %s", req.RegisteredProof, size, p.Name)
 		}
 	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
-		ppt := abi.RegisteredPoStProof(req.RegisteredProof)
-		size, err := ppt.SectorSize()
+		pp, err := post.Lookup(abi.RegisteredPoStProof(req.RegisteredProof))
 		if err != nil {
 			return bad("RegisteredProof", "%d is not a registered PoSt proof", req.RegisteredProof)
 		}
-		winning := req.RegisteredProof <= int64(abi.RegisteredPoStProof_StackedDrgWinning64GiBV1)
-		if winning != (req.Kind == rpcapi.KindWinningPoSt) {
-			return bad("RegisteredProof", "%d is not a %s proof type", req.RegisteredProof, req.Kind)
+		if (pp.Kind == post.Winning) != (req.Kind == rpcapi.KindWinningPoSt) {
+			return bad("RegisteredProof", "%d (%s) is not a %s proof type", req.RegisteredProof, pp.Name, req.Kind)
 		}
-		if req.SectorSize != 0 && req.SectorSize != size {
-			return bad("SectorSize", "%d does not match PoSt proof %d (%d bytes)", req.SectorSize, ppt, size)
+		if req.SectorSize != 0 && uint64(req.SectorSize) != pp.SectorSize {
+			return bad("SectorSize", "%d does not match PoSt proof %d (%d bytes)", req.SectorSize, req.RegisteredProof, pp.SectorSize)
 		}
 		if len(req.Randomness) != 32 {
 			return bad("Randomness", "%d bytes, want 32", len(req.Randomness))
@@ -101,12 +101,12 @@ func Validate(req *rpcapi.ProofRequest) error {
 			return bad("VanillaProofs", "empty")
 		}
 	case rpcapi.KindSnapProve:
-		sizes := []abi.SectorSize{2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30}
-		if req.RegisteredProof < 0 || req.RegisteredProof >= int64(len(sizes)) {
+		up, err := update.ForProof(abi.RegisteredUpdateProof(req.RegisteredProof))
+		if err != nil {
 			return bad("RegisteredProof", "%d is not a registered update proof", req.RegisteredProof)
 		}
-		if req.SectorSize != 0 && req.SectorSize != sizes[req.RegisteredProof] {
-			return bad("SectorSize", "%d does not match update proof %d (%d bytes)", req.SectorSize, req.RegisteredProof, sizes[req.RegisteredProof])
+		if req.SectorSize != 0 && uint64(req.SectorSize) != up.SectorSize() {
+			return bad("SectorSize", "%d does not match update proof %d (%d bytes)", req.SectorSize, req.RegisteredProof, up.SectorSize())
 		}
 		for name, c := range map[string][]byte{"CommROld": req.CommROld, "CommRNew": req.CommRNew, "CommDNew": req.CommDNew} {
 			if len(c) != 32 {
