@@ -29,7 +29,7 @@ func (r pipelineRunner) Supports(kind rpcapi.ProofKind) error {
 	return unsupported(r.p.Supports(kind))
 }
 
-func toProverRequest(req rpcapi.ProofRequest) prover.Request {
+func toProverRequest(req rpcapi.ProofRequest, dec *jobs.Decoded) prover.Request {
 	out := prover.Request{
 		Kind: req.Kind, RegisteredProof: req.RegisteredProof,
 		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
@@ -43,15 +43,18 @@ func toProverRequest(req rpcapi.ProofRequest) prover.Request {
 	if req.Test != nil {
 		out.TestConstraints, out.TestPartitions, out.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
 	}
+	if dec != nil && dec.C1 != nil {
+		out.C1 = &prover.DecodedC1{Output: dec.C1, Proof: dec.SealProof}
+	}
 	return out
 }
 
-func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report jobs.Report) (jobs.Output, error) {
+func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, dec *jobs.Decoded, report jobs.Report) (jobs.Output, error) {
 	// The usage holds the job's parameters in the cache while it runs and records the time it
 	// waited for them and the GPUs that proved it.
 	ctx, use := prover.WithUsage(ctx)
 	defer use.Release()
-	preq := toProverRequest(req)
+	preq := toProverRequest(req, dec)
 	if info, ok := jobs.RunInfoFrom(ctx); ok {
 		preq.JobID, preq.Submitted = string(info.ID), info.Submitted
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
@@ -26,10 +27,22 @@ func (e *InputError) Error() string { return e.Field + ": " + e.Err.Error() }
 // Unwrap returns the decoder's or verifier's error (c1.FieldError, porep.VerifyError, …).
 func (e *InputError) Unwrap() error { return e.Err }
 
-// planPoRep decodes and verifies the C1 output (every vanilla proof is checked before any
+// DecodedC1 is a C1 output already decoded (c1.Decode) and the seal proof type it names.
+type DecodedC1 struct {
+	Output *c1.Output
+	Proof  *prooftypes.SealProof
+}
+
+// planPoRep decodes (unless the request carries it decoded) and verifies the C1 output (every vanilla proof is checked before any
 // synthesis), loads the parameters of its circuit, and returns one partition per Groth16 proof.
 func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
-	c, err := seal.NewCommit2(ctx, req.Phase1Out, abi.SectorNumber(req.SectorNumber), abi.ActorID(req.MinerID), seal.Options{})
+	var c *seal.Commit2
+	var err error
+	if req.C1 != nil {
+		c, err = seal.Commit2From(ctx, req.C1.Output, req.C1.Proof, abi.SectorNumber(req.SectorNumber), abi.ActorID(req.MinerID), seal.Options{})
+	} else {
+		c, err = seal.NewCommit2(ctx, req.Phase1Out, abi.SectorNumber(req.SectorNumber), abi.ActorID(req.MinerID), seal.Options{})
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, nil, ctx.Err()

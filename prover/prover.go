@@ -58,6 +58,9 @@ type Request struct {
 	MinerID         uint64
 	SectorNumber    uint64
 	Phase1Out       []byte
+	// C1 is Phase1Out decoded, when the caller has decoded it already (the job manager's
+	// validation); nil decodes Phase1Out.
+	C1 *DecodedC1
 	VanillaProofs   [][]byte
 	Randomness      []byte
 	PartitionIndex  uint

@@ -46,6 +46,17 @@ func NewCommit2(ctx context.Context, phase1Out []byte, sector abi.SectorNumber, 
 	if err != nil {
 		return nil, err
 	}
+	c, err := Commit2From(ctx, o, p, sector, miner, opts)
+	if err == nil {
+		log.Debugw("C1 output decoded", "proof", p.Name, "bytes", len(phase1Out), "took", time.Since(start))
+	}
+	return c, err
+}
+
+// Commit2From is NewCommit2 for a C1 output already decoded by c1.Decode (o of type p): the
+// vanilla proofs are verified all the same.
+func Commit2From(ctx context.Context, o *c1.Output, p *prooftypes.SealProof, sector abi.SectorNumber, miner abi.ActorID, opts Options) (*Commit2, error) {
+	start := time.Now()
 	var id *porep.SectorIdentity
 	if !opts.SkipReplicaIDCheck {
 		id = &porep.SectorIdentity{ProverID: prooftypes.ProverID(miner), SectorNumber: uint64(sector)}
@@ -57,7 +68,7 @@ func NewCommit2(ctx context.Context, phase1Out []byte, sector abi.SectorNumber, 
 	if err != nil {
 		return nil, err
 	}
-	log.Debugw("C1 output decoded and verified", "proof", p.Name, "sector", sector, "miner", miner, "bytes", len(phase1Out), "took", time.Since(start))
+	log.Debugw("C1 output verified", "proof", p.Name, "sector", sector, "miner", miner, "took", time.Since(start))
 	return &Commit2{Proof: p, Output: o, Public: pp, SectorNumber: sector, Miner: miner}, nil
 }
 

@@ -195,7 +195,7 @@ func TestMalformed(t *testing.T) {
 		}), "vanilla_proofs[0]: not a bincode FallbackPoStSectorProof"},
 		{"PoSt no vanilla", with(winningReq(), func(r *pb.SubmitProofRequest) { r.VanillaProofs = nil }), "vanilla_proofs: empty"},
 		{"PoSt short randomness", with(winningReq(), func(r *pb.SubmitProofRequest) { r.Randomness = r.Randomness[:8] }), "randomness: 8 bytes, want 32"},
-		{"PoSt window type for winning", with(winningReq(), func(r *pb.SubmitProofRequest) { r.RegisteredProof = uint64(window.Proof) }), "registered_proof: 10 is not a winning-post proof type"},
+		{"PoSt window type for winning", with(winningReq(), func(r *pb.SubmitProofRequest) { r.RegisteredProof = uint64(window.Proof) }), "registered_proof: 10 (StackedDrgWindow2KiBV1_1) is not a winning-post proof type"},
 		{"PoSt with vanilla_proof", with(windowReq(), func(r *pb.SubmitProofRequest) { r.VanillaProof = c2in }), "vanilla_proof: set on a WINDOW_POST_PARTITION request"},
 		{"snap short comm", with(snapReq(), func(r *pb.SubmitProofRequest) { r.CommDNew = r.CommDNew[:31] }), "comm_d_new: 31 bytes, want 32"},
 		{"snap unknown proof", with(snapReq(), func(r *pb.SubmitProofRequest) { r.RegisteredProof = 7 }), "registered_proof: 7 is not a registered update proof"},

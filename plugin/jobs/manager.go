@@ -42,7 +42,9 @@ type Output struct {
 // Runner computes proofs. Supports answers nil or *rpcapi.ErrNotSupportedYet.
 type Runner interface {
 	Supports(kind rpcapi.ProofKind) error
-	Run(ctx context.Context, req rpcapi.ProofRequest, report Report) (Output, error)
+	// Run proves req; dec is what validation decoded of it (Decode), so that it is not
+	// decoded again.
+	Run(ctx context.Context, req rpcapi.ProofRequest, dec *Decoded, report Report) (Output, error)
 }
 
 // Config tunes the manager.
@@ -101,7 +103,10 @@ type Stats struct {
 type entry struct {
 	rec journal.Record
 	// q is the job's place in the queue while it is queued (nil before its first push).
-	q        *priority.Item[*entry]
+	q *priority.Item[*entry]
+	// decoded is what validation decoded at submission, handed to the runner once; nil for
+	// deferred submissions and for jobs queued again at a restart (decoded when they run).
+	decoded  *Decoded
 	done     chan struct{}
 	cancel   context.CancelFunc
 	cancelBy bool // Cancel was called
@@ -268,8 +273,10 @@ type SubmitOpts struct {
 // sector, not the inputs), and the old job stays readable by its job ID until Retention prunes
 // it.
 func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.SubmitResult, error) {
+	var dec *Decoded
 	if !opts.Deferred {
-		if err := Validate(&req); err != nil {
+		var err error
+		if dec, err = Decode(&req); err != nil {
 			m.reject()
 			return rpcapi.SubmitResult{}, err
 		}
@@ -333,7 +340,7 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 		// The index in memory mirrors the journal; a mismatch means a bug, not a client error.
 		return rpcapi.SubmitResult{}, fmt.Errorf("request ID %q in journal but not in memory", req.RequestID)
 	}
-	e := &entry{rec: rec, done: make(chan struct{})}
+	e := &entry{rec: rec, decoded: dec, done: make(chan struct{})}
 	m.jobs[job.ID] = e
 	if req.RequestID != "" {
 		m.byReq[req.RequestID] = e
@@ -430,6 +437,8 @@ func (m *Manager) run(e *entry) {
 		cancel() // cancelled between leaving the queue and starting
 	}
 	rec := e.rec
+	dec := e.decoded
+	e.decoded = nil
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -446,14 +455,16 @@ func (m *Manager) run(e *entry) {
 		runErr error
 	)
 	req, err := m.j.Request(rec.Job.ID)
-	if err == nil {
-		err = Validate(&req) // deferred submissions were not validated yet
+	if err == nil && dec == nil {
+		// Deferred submissions were not validated yet; jobs queued again at a restart lost
+		// what was decoded.
+		dec, err = Decode(&req)
 	}
 	if err != nil {
 		runErr = err
 	} else {
 		ctx := WithRunInfo(ctx, RunInfo{ID: rec.Job.ID, Submitted: rec.Job.Submitted})
-		out, runErr = m.safeRun(ctx, req, func(stage Stage, partition, partitions int, detail ...string) {
+		out, runErr = m.safeRun(ctx, req, dec, func(stage Stage, partition, partitions int, detail ...string) {
 			m.mu.Lock()
 			if partitions > 0 {
 				e.rec.Job.Partitions = partitions
@@ -505,14 +516,14 @@ func (m *Manager) run(e *entry) {
 }
 
 // safeRun keeps a panicking prover from taking the daemon down with it.
-func (m *Manager) safeRun(ctx context.Context, req rpcapi.ProofRequest, report Report) (out Output, err error) {
+func (m *Manager) safeRun(ctx context.Context, req rpcapi.ProofRequest, dec *Decoded, report Report) (out Output, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("prover panicked: %v", r)
 			log.Errorw("prover panic", "kind", req.Kind, "panic", r)
 		}
 	}()
-	return m.runner.Run(ctx, req, report)
+	return m.runner.Run(ctx, req, dec, report)
 }
 
 func (m *Manager) finish(e *entry, typ rpcapi.EventType) {

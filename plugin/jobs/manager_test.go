@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
+	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/plugin/journal"
@@ -41,7 +43,7 @@ func (g *gateRunner) Supports(k rpcapi.ProofKind) error {
 	return nil
 }
 
-func (g *gateRunner) Run(ctx context.Context, req rpcapi.ProofRequest, report Report) (Output, error) {
+func (g *gateRunner) Run(ctx context.Context, req rpcapi.ProofRequest, _ *Decoded, report Report) (Output, error) {
 	seed := req.Test.Seed
 	g.mu.Lock()
 	g.started = append(g.started, seed)
@@ -597,7 +599,7 @@ type outputRunner struct{ out Output }
 
 func (outputRunner) Supports(rpcapi.ProofKind) error { return nil }
 
-func (r outputRunner) Run(context.Context, rpcapi.ProofRequest, Report) (Output, error) {
+func (r outputRunner) Run(context.Context, rpcapi.ProofRequest, *Decoded, Report) (Output, error) {
 	return r.out, nil
 }
 
@@ -672,5 +674,96 @@ func TestHooksOwned(t *testing.T) {
 	m.hookWG.Wait()
 	if n := calls.Load(); n != 1 {
 		t.Fatalf("%d hook calls, want 1 (none after Close)", n)
+	}
+}
+
+// decodedRunner records, per job, whether Run got the request's C1 output decoded.
+type decodedRunner struct {
+	mu   sync.Mutex
+	got  map[string]*Decoded
+	hold chan struct{} // when set, Run waits for it (jobs stay queued behind the first)
+}
+
+func (*decodedRunner) Supports(rpcapi.ProofKind) error { return nil }
+
+func (r *decodedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, dec *Decoded, _ Report) (Output, error) {
+	if r.hold != nil {
+		select {
+		case <-r.hold:
+		case <-ctx.Done():
+			return Output{}, ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	r.got[req.RequestID] = dec
+	r.mu.Unlock()
+	return Output{Proof: []byte("p")}, nil
+}
+
+// TestRunnerGetsDecodedC1: a PoRep C2's C1 output reaches the runner decoded, whether it was
+// decoded at submission, at run time (a deferred submission) or again after a restart, and
+// equal to decoding the request's bytes.
+func TestRunnerGetsDecodedC1(t *testing.T) {
+	o, err := sealer.RandomC1(context.Background(), must(prooftypes.LookupName("StackedDrg2KiBV1_1")), 1000, 1, mrand.NewChaCha8([32]byte{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase1, err := o.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(id string) rpcapi.ProofRequest {
+		return rpcapi.ProofRequest{RequestID: id, Kind: rpcapi.KindPoRepC2,
+			RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: phase1}
+	}
+	path := filepath.Join(t.TempDir(), "j.db")
+	// The first manager never runs its jobs: they are journaled, then queued again by the next.
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := &decodedRunner{got: map[string]*Decoded{}, hold: make(chan struct{})}
+	m, err := Open(j, held, Config{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"blocker", "restarted"} {
+		if _, err := m.Submit(req(id), SubmitOpts{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Close()
+	j.Close()
+
+	// "blocker" was running at the restart; "restarted" waited in the queue behind it.
+	r := &decodedRunner{got: map[string]*Decoded{}}
+	m2 := open(t, path, r, Config{Workers: 1})
+	ids := []string{"restarted", "submitted", "deferred"}
+	for _, id := range ids {
+		res, err := m2.Submit(req(id), SubmitOpts{Deferred: id == "deferred"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Existing != (id == "restarted") {
+			t.Fatalf("%s: existing job %v", id, res.Existing)
+		}
+		if _, err := m2.Await(context.Background(), res.JobID); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	want, _, err := c1.Decode(phase1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range ids {
+		dec := r.got[id]
+		if dec == nil || dec.C1 == nil || dec.SealProof == nil || dec.SealProof.Name != "StackedDrg2KiBV1_1" {
+			t.Fatalf("%s: runner got %+v, want the decoded C1 output", id, dec)
+		}
+		if !reflect.DeepEqual(dec.C1, want) {
+			t.Fatalf("%s: decoded C1 output differs from decoding the request", id)
+		}
 	}
 }

@@ -33,6 +33,27 @@ func bad(field, format string, args ...interface{}) error {
 // Validate checks a request's shape: a known kind, fields that belong to it, and sizes that
 // agree with its registered proof. It returns *rpcapi.ErrBadRequest naming the field.
 func Validate(req *rpcapi.ProofRequest) error {
+	_, err := Decode(req)
+	return err
+}
+
+// Decoded is what validation decoded of a request, so that the prover does not decode it
+// again: the C1 output of a PoRep C2 (nil for other kinds).
+type Decoded struct {
+	C1        *c1.Output
+	SealProof *prooftypes.SealProof
+}
+
+// Decode is Validate that also returns what it decoded.
+func Decode(req *rpcapi.ProofRequest) (*Decoded, error) {
+	dec := &Decoded{}
+	if err := validate(req, dec); err != nil {
+		return nil, err
+	}
+	return dec, nil
+}
+
+func validate(req *rpcapi.ProofRequest, dec *Decoded) error {
 	if len(req.RequestID) > MaxRequestIDLen {
 		return bad("RequestID", "longer than %d bytes", MaxRequestIDLen)
 	}
@@ -76,13 +97,14 @@ func Validate(req *rpcapi.ProofRequest) error {
 		// Decoding is strict (shapes, counts, field ranges) and cheap next to the proof, so a
 		// malformed C1 output is refused before it is queued; whether its vanilla proofs are
 		// consistent is the prover's check.
-		_, p, err := c1.Decode(req.Phase1Out)
+		o, p, err := c1.Decode(req.Phase1Out)
 		if err != nil {
 			return bad("Phase1Out", "not a valid C1 output: %v", err)
 		}
 		if p.SectorSize != uint64(size) {
 			return bad("RegisteredProof", "%d (%d-byte sectors) does not match the C1 output's %s", req.RegisteredProof, size, p.Name)
 		}
+		dec.C1, dec.SealProof = o, p
 	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
 		pp, err := post.Lookup(abi.RegisteredPoStProof(req.RegisteredProof))
 		if err != nil {
