@@ -12,9 +12,9 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 	"google.golang.org/grpc/codes"
 
+	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
-	"github.com/snarkd/snarkd/filecoin/post"
 )
 
 // TestCuzkSRS is the parameter life cycle Curio sees through the daemon: a WinningPoSt that

@@ -16,10 +16,10 @@ import (
 	"github.com/ipfs/go-cid"
 	"github.com/multiformats/go-multihash"
 
-	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 

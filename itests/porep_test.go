@@ -14,12 +14,12 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
-	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/groth16"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 

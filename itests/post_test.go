@@ -14,12 +14,12 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/filecoin-project/go-state-types/proof"
 
-	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 

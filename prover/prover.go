@@ -60,13 +60,13 @@ type Request struct {
 	Phase1Out       []byte
 	// C1 is Phase1Out decoded, when the caller has decoded it already (the job manager's
 	// validation); nil decodes Phase1Out.
-	C1 *DecodedC1
-	VanillaProofs   [][]byte
-	Randomness      []byte
-	PartitionIndex  uint
-	CommROld        []byte
-	CommRNew        []byte
-	CommDNew        []byte
+	C1             *DecodedC1
+	VanillaProofs  [][]byte
+	Randomness     []byte
+	PartitionIndex uint
+	CommROld       []byte
+	CommRNew       []byte
+	CommDNew       []byte
 
 	// JobID and Submitted identify the job to the GPU scheduler (oldest job first within a
 	// kind); empty values get a local ID and the time Prove starts.

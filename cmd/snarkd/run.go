@@ -16,10 +16,10 @@ import (
 
 	"github.com/snarkd/snarkd/buildinfo"
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/plugin/cuzk"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/plugin"
+	"github.com/snarkd/snarkd/plugin/cuzk"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/repolock"
 	"github.com/snarkd/snarkd/rpcapi"

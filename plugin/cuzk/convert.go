@@ -8,9 +8,9 @@ import (
 
 	"github.com/filecoin-project/go-state-types/abi"
 
-	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/post"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/rpcapi"
 )

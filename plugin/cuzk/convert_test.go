@@ -13,9 +13,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
-	"github.com/snarkd/snarkd/filecoin/c1"
 )
 
 var (

@@ -10,12 +10,12 @@ import (
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 )
 
 // TestPoRep2KiBEndToEnd sends a Curio-shaped 2KiB PoRep request through Prove and checks the

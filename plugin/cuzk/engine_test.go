@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
-	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 

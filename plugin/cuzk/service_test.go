@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
-	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/testcircuit"
 )

@@ -10,12 +10,12 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
-	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )

@@ -13,11 +13,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/sealer"
+	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 )
 
 // MaxMessage is the message limit Curio's client uses both ways.
