@@ -56,308 +56,370 @@ func hardwareWork(ctx context.Context, run *Run, pk *groth16.Parameters, in *par
 	if in.consumed {
 		return nil, ErrConsumed
 	}
-	plan := run.Plan
-	ord := run.Ordinal
-	up := newUploads(run, slog)
+	w := &cudaPartition{ctx: ctx, run: run, plan: run.Plan, ord: run.Ordinal, pk: pk, in: in, key: key,
+		slog: slog, up: newUploads(run, slog)}
 	defer func() {
 		// The arena is freed and the staging buffers reused once this returns: no copy may
 		// still be running, whatever failed.
-		if werr := up.waitAll(ctx); werr != nil {
+		if werr := w.up.waitAll(ctx); werr != nil {
 			if err != nil {
-				log.Warnw("upload failed after the partition had failed", "device", ord, "err", werr)
+				log.Warnw("upload failed after the partition had failed", "device", w.ord, "err", werr)
 				return
 			}
 			res, err = nil, werr
 		}
 	}()
-	upload := func(name string, dst DevicePtr, b []byte) error { return up.start(ctx, name, dst, b) }
-	// Vectors that later partitions reuse go up from where they are, registered once.
-	uploadVec := func(name string, dst DevicePtr, v []fr.Element) error {
-		return up.startFrom(ctx, name, dst, frBytes(v), in.whole(v))
+	dom, err := w.domain()
+	if err != nil {
+		return nil, err
 	}
-
-	// Resident vectors: the domain's twiddles, and the SRS when the plan keeps it on the device.
-	var dom *NTTDomain
-	if in.logN >= 1 {
-		rv, err := run.Resident(NTTKey(in.logN, plan.CompactNTT))
-		if err != nil {
-			return nil, err
-		}
-		_, h, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
-			return NewNTTDomain(ord, &fixedMemory{p: p, size: rv.Size()}, uint(in.logN), plan.CompactNTT)
-		})
-		if err != nil {
-			return nil, err
-		}
-		dom = h.(*NTTDomain)
-	}
-	var points [numQueries]DevicePtr
-	if plan.SRSResident {
-		srcs := [numQueries][]byte{QueryH: g1Bytes(pk.H), QueryL: g1Bytes(pk.L), QueryA: g1Bytes(pk.A),
-			QueryBG1: g1Bytes(pk.BG1), QueryBG2: g2Bytes(pk.BG2)}
-		for q := QueryH; q < numQueries; q++ {
-			if len(srcs[q]) == 0 {
-				continue
-			}
-			rv, err := run.Resident(SRSKey(key, q))
-			if err != nil {
-				return nil, err
-			}
-
-			p, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
-				// Other workers use the vector as soon as Ensure returns, and a failed copy
-				// must leave it unloaded: the load completes inside (its chunks still overlap
-				// staging with DMA).
-				if err := upload("srs "+q.String(), p, srcs[q]); err != nil {
-					return nil, err
-				}
-				return nil, up.wait(ctx, devRange{p, uint64(len(srcs[q]))})
-			})
-			if err != nil {
-				return nil, err
-			}
-			points[q] = p
-		}
+	if err := w.stageSRS(); err != nil {
+		return nil, err
 	}
 	// The A and B scalars: gathered on the device from L's when the plan holds the density
 	// tables, else on the host (once: a retry on a smaller plan keeps them).
-	dg := in.planDeviceGather(plan)
-	if dg == nil {
+	if w.dg = in.planDeviceGather(w.plan); w.dg == nil {
 		in.gatherHost(slog)
 	}
 	defer pinStreamedSRS(run, pk)()
 	defer pinStreamedScalars(run, in)()
-	buf := func(name string) (devRange, error) {
-		p, size, err := run.Buffer(name)
-		return devRange{p, size}, err
-	}
-	// kernel runs fn under the kernel lock after the uploads into the memory it touches have
-	// completed: the kernels' streams are not ordered with the copy stream. With scalar
-	// buffers every upload is issued before the first kernel, and the lock is held from the
-	// first kernel to the last (Run.HoldKernels).
-	var release func()
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
-	kernel := func(name string, touches []devRange, fn func() (time.Duration, error)) error {
-		if err := up.wait(ctx, touches...); err != nil {
-			return err
-		}
-		if plan.ScalarBuffers && release == nil {
-			r, err := run.HoldKernels(ctx)
-			if err != nil {
-				return err
-			}
-			release = r
-		}
-		return run.Kernel(ctx, name, func() error {
-			t0 := time.Now()
-			d, err := fn()
-			if err == nil {
-				slog.add(name, d)
-				slog.span(name, t0)
-			}
-			return err
-		})
-	}
+	defer w.releaseKernels()
 
-	res = &groth16.MSMResults{H: g1Infinity(), L: g1Infinity(), A: g1Infinity(), B1: g1Infinity(), B2: g2Infinity()}
-	a, err := buf("a")
+	w.res = &groth16.MSMResults{H: g1Infinity(), L: g1Infinity(), A: g1Infinity(), B1: g1Infinity(), B2: g2Infinity()}
+	a, err := w.buf("a")
 	if err != nil {
 		return nil, err
 	}
-	// With scalar buffers of their own, the L, A and B scalars go up right behind a, b and c;
-	// each MSM waits only for its own vector. B_G2 shares B_G1's buffer and, normally, its
-	// vector; a different vector is uploaded after the B_G1 MSM.
-	var staged [numQueries]bool
-	prestage := func() error {
-		if !plan.ScalarBuffers {
-			return nil
+	if dom != nil {
+		err = w.hStep(dom, a)
+	} else {
+		err = w.prestage()
+	}
+	if err != nil {
+		return nil, err
+	}
+	// H MSM: scalars are the first 2^logN − 1 coefficients, left in a.
+	if err := w.msm(QueryH, a.p, "msm.h"); err != nil {
+		return nil, err
+	}
+	if w.dg != nil {
+		if err := w.gatherScalars(); err != nil {
+			return nil, err
 		}
-		for q := QueryL; q < numQueries; q++ {
-			if in.counts[q] == 0 {
-				continue
-			}
-			if q == QueryBG2 {
-				staged[q] = staged[QueryBG1] && (dg != nil || sameVector(in.scalars[QueryBG1], in.scalars[QueryBG2]))
-				continue
-			}
-			r, err := buf(ScalarBuffer(q))
-			if err != nil {
-				return err
-			}
-			if dg != nil && q != QueryL {
-				// The inputs' part; the aux part is gathered on the device before the MSMs.
-				if v := dg.inputs(q); len(v) > 0 {
-					if err := upload("inputs "+q.String(), r.p, frBytes(v)); err != nil {
-						return err
-					}
-				}
-			} else if err := uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
-				return err
-			}
-			staged[q] = true
+	}
+	if err := w.scalarMSMs(); err != nil {
+		return nil, err
+	}
+	return w.res, nil
+}
+
+// cudaPartition is one attempt of a partition on a CUDA device: the plan granted, the uploads
+// in flight, the kernel lock once taken, and the MSM results so far. Its steps run in order:
+// domain, stageSRS, then hStep (which calls prestage) or prestage, the H MSM, gatherScalars
+// when the device gathers A and B, and scalarMSMs.
+type cudaPartition struct {
+	ctx  context.Context
+	run  *Run
+	plan Plan
+	ord  int
+	pk   *groth16.Parameters
+	in   *partitionInputs
+	key  string
+	slog *stageLog
+	up   *uploads
+	// dg is the device gather of the A and B scalars (nil: the host gathered them).
+	dg *deviceGather
+	// points are the resident SRS vectors (0 where the plan streams them).
+	points [numQueries]DevicePtr
+	// staged marks the scalar buffers uploaded (or gathered into) before the first kernel.
+	staged [numQueries]bool
+	// release lets go of the kernel lock held from the first kernel (plans with scalar
+	// buffers: Run.HoldKernels).
+	release func()
+	res     *groth16.MSMResults
+}
+
+func (w *cudaPartition) buf(name string) (devRange, error) {
+	p, size, err := w.run.Buffer(name)
+	return devRange{p, size}, err
+}
+
+func (w *cudaPartition) upload(name string, dst DevicePtr, b []byte) error {
+	return w.up.start(w.ctx, name, dst, b)
+}
+
+// uploadVec uploads v; a vector that later partitions reuse goes up from where it is,
+// registered once.
+func (w *cudaPartition) uploadVec(name string, dst DevicePtr, v []fr.Element) error {
+	return w.up.startFrom(w.ctx, name, dst, frBytes(v), w.in.whole(v))
+}
+
+// kernel runs fn under the kernel lock after the uploads into the memory it touches have
+// completed: the kernels' streams are not ordered with the copy stream. With scalar buffers
+// every upload is issued before the first kernel, and the lock is held from the first kernel
+// to the last (Run.HoldKernels).
+func (w *cudaPartition) kernel(name string, touches []devRange, fn func() (time.Duration, error)) error {
+	if err := w.up.wait(w.ctx, touches...); err != nil {
+		return err
+	}
+	if w.plan.ScalarBuffers && w.release == nil {
+		r, err := w.run.HoldKernels(w.ctx)
+		if err != nil {
+			return err
 		}
-		if dg != nil {
-			d, err := buf(DensityBuffer)
-			if err != nil {
-				return err
-			}
-			for i, t := range []gatherTable{dg.a, dg.b} {
-				at := d.p + DevicePtr(uint64(i)*GatherTableBytes(uint64(t.n)))
-				words, base, off := t.parts()
-				if err := upload("density words", at, words); err != nil {
-					return err
-				}
-				if err := upload("density bases", at+DevicePtr(off), base); err != nil {
-					return err
-				}
-			}
+		w.release = r
+	}
+	return w.run.Kernel(w.ctx, name, func() error {
+		t0 := time.Now()
+		d, err := fn()
+		if err == nil {
+			w.slog.add(name, d)
+			w.slog.span(name, t0)
 		}
+		return err
+	})
+}
+
+func (w *cudaPartition) releaseKernels() {
+	if w.release != nil {
+		w.release()
+	}
+}
+
+// domain returns the resident NTT domain of the partition's size (nil below 2 elements).
+func (w *cudaPartition) domain() (*NTTDomain, error) {
+	if w.in.logN < 1 {
+		return nil, nil
+	}
+	rv, err := w.run.Resident(NTTKey(w.in.logN, w.plan.CompactNTT))
+	if err != nil {
+		return nil, err
+	}
+	_, h, err := rv.Ensure(w.ctx, func(ctx context.Context, p DevicePtr) (any, error) {
+		return NewNTTDomain(w.ord, &fixedMemory{p: p, size: rv.Size()}, uint(w.in.logN), w.plan.CompactNTT)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.(*NTTDomain), nil
+}
+
+// stageSRS makes the SRS vectors resident when the plan keeps them on the device.
+func (w *cudaPartition) stageSRS() error {
+	if !w.plan.SRSResident {
 		return nil
 	}
-	if dom != nil {
-		if err := hStep(ctx, run, dom, in, a, buf, uploadVec, prestage, kernel, slog); err != nil {
-			return nil, err
+	pk := w.pk
+	srcs := [numQueries][]byte{QueryH: g1Bytes(pk.H), QueryL: g1Bytes(pk.L), QueryA: g1Bytes(pk.A),
+		QueryBG1: g1Bytes(pk.BG1), QueryBG2: g2Bytes(pk.BG2)}
+	for q := QueryH; q < numQueries; q++ {
+		if len(srcs[q]) == 0 {
+			continue
 		}
-	} else if err := prestage(); err != nil {
-		return nil, err
-	}
-
-	// H MSM: scalars are the first 2^logN − 1 coefficients, left in a.
-	msm := func(q Query, scalarsDev DevicePtr, wsName string) error {
-		n := int(ShapeOf(pk, key).Points[q])
-		if n == 0 {
-			return nil
-		}
-		ws, err := buf(wsName)
+		rv, err := w.run.Resident(SRSKey(w.key, q))
 		if err != nil {
 			return err
 		}
-		req := &MSMRequest{N: n, PointsDevice: points[q], ScalarsDevice: scalarsDev,
-			Split01: plan.MSMFlags[q]&MSMSplit01 != 0, ChunkLog: uint(plan.ChunkLog), Workspace: ws.p}
-		if scalarsDev == 0 {
-			req.ScalarsHost = in.scalars[q]
-		}
-		switch q {
-		case QueryBG2:
-			req.G2Host = pk.BG2
-		case QueryH:
-			req.G1Host = pk.H
-		case QueryL:
-			req.G1Host = pk.L
-		case QueryA:
-			req.G1Host = pk.A
-		case QueryBG1:
-			req.G1Host = pk.BG1
-		}
-		if points[q] != 0 {
-			req.G1Host, req.G2Host = nil, nil
-		}
-		need, err := MSMWorkspaceBytes(ord, q.Curve(), req)
-		if err != nil {
-			return err
-		}
-		if need > ws.size {
-			return fmt.Errorf("%w: %s MSM needs %s of workspace, the plan has %s", ErrOverReservation, q, FormatBytes(need), FormatBytes(ws.size))
-		}
-		touches := []devRange{ws}
-		if points[q] != 0 {
-			touches = append(touches, devRange{points[q], uint64(n) * q.Curve().AffineBytes()})
-		}
-		if scalarsDev != 0 {
-			touches = append(touches, devRange{scalarsDev, uint64(n) * FrBytes})
-		}
-		mem := &fixedMemory{p: ws.p, size: ws.size}
-		return kernel("msm "+q.String(), touches, func() (time.Duration, error) {
-			if q == QueryBG2 {
-				r, st, err := MSMG2(ctx, ord, mem, req)
-				res.B2 = r
-				return st.DeviceTime, err
+		p, _, err := rv.Ensure(w.ctx, func(ctx context.Context, p DevicePtr) (any, error) {
+			// Other workers use the vector as soon as Ensure returns, and a failed copy must
+			// leave it unloaded: the load completes inside (its chunks still overlap staging
+			// with DMA).
+			if err := w.upload("srs "+q.String(), p, srcs[q]); err != nil {
+				return nil, err
 			}
-			r, st, err := MSMG1(ctx, ord, mem, req)
-			switch q {
-			case QueryH:
-				res.H = r
-			case QueryL:
-				res.L = r
-			case QueryA:
-				res.A = r
-			case QueryBG1:
-				res.B1 = r
-			}
-			return st.DeviceTime, err
+			return nil, w.up.wait(ctx, devRange{p, uint64(len(srcs[q]))})
 		})
+		if err != nil {
+			return err
+		}
+		w.points[q] = p
 	}
-	if err := msm(QueryH, a.p, "msm.h"); err != nil {
-		return nil, err
+	return nil
+}
+
+// prestage uploads, with scalar buffers, the L, A and B scalars right behind a, b and c; each
+// MSM waits only for its own vector. B_G2 shares B_G1's buffer and, normally, its vector; a
+// different vector is uploaded after the B_G1 MSM. When the device gathers A and B, only their
+// inputs' parts and the density tables go up.
+func (w *cudaPartition) prestage() error {
+	if !w.plan.ScalarBuffers {
+		return nil
 	}
-	if dg != nil {
-		if err := gatherOnDevice(ord, dg, buf, kernel); err != nil {
-			return nil, err
+	in, dg := w.in, w.dg
+	for q := QueryL; q < numQueries; q++ {
+		if in.counts[q] == 0 {
+			continue
+		}
+		if q == QueryBG2 {
+			w.staged[q] = w.staged[QueryBG1] && (dg != nil || sameVector(in.scalars[QueryBG1], in.scalars[QueryBG2]))
+			continue
+		}
+		r, err := w.buf(ScalarBuffer(q))
+		if err != nil {
+			return err
+		}
+		if dg != nil && q != QueryL {
+			// The inputs' part; the aux part is gathered on the device before the MSMs.
+			if v := dg.inputs(q); len(v) > 0 {
+				if err := w.upload("inputs "+q.String(), r.p, frBytes(v)); err != nil {
+					return err
+				}
+			}
+		} else if err := w.uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
+			return err
+		}
+		w.staged[q] = true
+	}
+	if dg == nil {
+		return nil
+	}
+	d, err := w.buf(DensityBuffer)
+	if err != nil {
+		return err
+	}
+	for i, t := range []gatherTable{dg.a, dg.b} {
+		at := d.p + DevicePtr(uint64(i)*GatherTableBytes(uint64(t.n)))
+		words, base, off := t.parts()
+		if err := w.upload("density words", at, words); err != nil {
+			return err
+		}
+		if err := w.upload("density bases", at+DevicePtr(off), base); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
-	// L, A, B: scalars uploaded into the plan's scalar buffer (which overlaps a: the H MSM has
-	// returned, so its kernels are done with a) or read from host memory through the MSM's
-	// staging. Each upload is issued after the previous MSM returned, for the same reason.
+// msm runs query q's MSM with its scalars on the device at scalarsDev (0: read from host
+// memory) and workspace wsName, into w.res.
+func (w *cudaPartition) msm(q Query, scalarsDev DevicePtr, wsName string) error {
+	pk := w.pk
+	n := int(ShapeOf(pk, w.key).Points[q])
+	if n == 0 {
+		return nil
+	}
+	ws, err := w.buf(wsName)
+	if err != nil {
+		return err
+	}
+	req := &MSMRequest{N: n, PointsDevice: w.points[q], ScalarsDevice: scalarsDev,
+		Split01: w.plan.MSMFlags[q]&MSMSplit01 != 0, ChunkLog: uint(w.plan.ChunkLog), Workspace: ws.p}
+	if scalarsDev == 0 {
+		req.ScalarsHost = w.in.scalars[q]
+	}
+	switch q {
+	case QueryBG2:
+		req.G2Host = pk.BG2
+	case QueryH:
+		req.G1Host = pk.H
+	case QueryL:
+		req.G1Host = pk.L
+	case QueryA:
+		req.G1Host = pk.A
+	case QueryBG1:
+		req.G1Host = pk.BG1
+	}
+	if w.points[q] != 0 {
+		req.G1Host, req.G2Host = nil, nil
+	}
+	need, err := MSMWorkspaceBytes(w.ord, q.Curve(), req)
+	if err != nil {
+		return err
+	}
+	if need > ws.size {
+		return fmt.Errorf("%w: %s MSM needs %s of workspace, the plan has %s", ErrOverReservation, q, FormatBytes(need), FormatBytes(ws.size))
+	}
+	touches := []devRange{ws}
+	if w.points[q] != 0 {
+		touches = append(touches, devRange{w.points[q], uint64(n) * q.Curve().AffineBytes()})
+	}
+	if scalarsDev != 0 {
+		touches = append(touches, devRange{scalarsDev, uint64(n) * FrBytes})
+	}
+	mem := &fixedMemory{p: ws.p, size: ws.size}
+	res := w.res
+	return w.kernel("msm "+q.String(), touches, func() (time.Duration, error) {
+		if q == QueryBG2 {
+			r, st, err := MSMG2(w.ctx, w.ord, mem, req)
+			res.B2 = r
+			return st.DeviceTime, err
+		}
+		r, st, err := MSMG1(w.ctx, w.ord, mem, req)
+		switch q {
+		case QueryH:
+			res.H = r
+		case QueryL:
+			res.L = r
+		case QueryA:
+			res.A = r
+		case QueryBG1:
+			res.B1 = r
+		}
+		return st.DeviceTime, err
+	})
+}
+
+// scalarMSMs runs the L, A and B MSMs: scalars uploaded into the plan's scalar buffer (which
+// overlaps a: the H MSM has returned, so its kernels are done with a) or read from host memory
+// through the MSM's staging. Each upload is issued after the previous MSM returned, for the
+// same reason.
+func (w *cudaPartition) scalarMSMs() error {
+	in := w.in
 	var scal DevicePtr
-	if plan.ScalarsOnDevice && !plan.ScalarBuffers {
-		r, err := buf("scalars")
+	if w.plan.ScalarsOnDevice && !w.plan.ScalarBuffers {
+		r, err := w.buf("scalars")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		scal = r.p
 	}
 	var uploaded []fr.Element
 	for q := QueryL; q < numQueries; q++ {
 		var dev DevicePtr
-		if plan.ScalarBuffers && in.counts[q] > 0 {
-			r, err := buf(ScalarBuffer(q))
+		if w.plan.ScalarBuffers && in.counts[q] > 0 {
+			r, err := w.buf(ScalarBuffer(q))
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if !staged[q] {
-				if err := uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
-					return nil, err
+			if !w.staged[q] {
+				if err := w.uploadVec("scalars "+q.String(), r.p, in.scalars[q]); err != nil {
+					return err
 				}
 			}
 			dev = r.p
 		} else if scal != 0 && len(in.scalars[q]) > 0 {
 			// B_G1 and B_G2 share one scalar vector: upload it once.
 			if !sameVector(uploaded, in.scalars[q]) {
-				if err := uploadVec("scalars "+q.String(), scal, in.scalars[q]); err != nil {
-					return nil, err
+				if err := w.uploadVec("scalars "+q.String(), scal, in.scalars[q]); err != nil {
+					return err
 				}
 				uploaded = in.scalars[q]
 			}
 			dev = scal
 		}
-		if err := msm(q, dev, "msm"); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
-}
-
-// gatherOnDevice packs the aux parts of the A and B scalars from L's scalar buffer (the
-// witness) into their buffers, behind the inputs' parts that prestage uploaded.
-func gatherOnDevice(ord int, dg *deviceGather, buf func(string) (devRange, error),
-	kernel func(string, []devRange, func() (time.Duration, error)) error) error {
-	var r [numQueries]devRange
-	for _, q := range []Query{QueryL, QueryA, QueryBG1} {
-		var err error
-		if r[q], err = buf(ScalarBuffer(q)); err != nil {
+		if err := w.msm(q, dev, "msm"); err != nil {
 			return err
 		}
 	}
-	d, err := buf(DensityBuffer)
+	return nil
+}
+
+// gatherScalars packs the aux parts of the A and B scalars from L's scalar buffer (the
+// witness) into their buffers, behind the inputs' parts that prestage uploaded.
+func (w *cudaPartition) gatherScalars() error {
+	dg := w.dg
+	var r [numQueries]devRange
+	for _, q := range []Query{QueryL, QueryA, QueryBG1} {
+		var err error
+		if r[q], err = w.buf(ScalarBuffer(q)); err != nil {
+			return err
+		}
+	}
+	d, err := w.buf(DensityBuffer)
 	if err != nil {
 		return err
 	}
-	return kernel("gather a, b", []devRange{r[QueryL], r[QueryA], r[QueryBG1], d}, func() (time.Duration, error) {
+	return w.kernel("gather a, b", []devRange{r[QueryL], r[QueryA], r[QueryBG1], d}, func() (time.Duration, error) {
 		var total time.Duration
 		for i, g := range []struct {
 			dst    devRange
@@ -366,7 +428,7 @@ func gatherOnDevice(ord int, dg *deviceGather, buf func(string) (devRange, error
 		}{{r[QueryA], len(dg.aInputs), dg.a}, {r[QueryBG1], len(dg.bInputs), dg.b}} {
 			tab := d.p + DevicePtr(uint64(i)*GatherTableBytes(uint64(g.t.n)))
 			_, _, off := g.t.parts()
-			dt, err := GatherDevice(ord, g.dst.p+DevicePtr(uint64(g.inputs)*FrBytes), r[QueryL].p, tab, tab+DevicePtr(off), uint64(g.t.n))
+			dt, err := GatherDevice(w.ord, g.dst.p+DevicePtr(uint64(g.inputs)*FrBytes), r[QueryL].p, tab, tab+DevicePtr(off), uint64(g.t.n))
 			if err != nil {
 				return total, err
 			}
@@ -388,21 +450,19 @@ func sameVector(a, b []fr.Element) bool {
 //
 // prestage runs once, after the vectors that go up before the first kernel (all three with
 // three buffers) and before anything else.
-func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a devRange,
-	buf func(string) (devRange, error), upload func(string, DevicePtr, []fr.Element) error, prestage func() error,
-	kernel func(string, []devRange, func() (time.Duration, error)) error, slog *stageLog) error {
-	if run.Plan.DomainBuffers != 3 {
-		if err := prestage(); err != nil {
+func (w *cudaPartition) hStep(dom *NTTDomain, a devRange) error {
+	if w.plan.DomainBuffers != 3 {
+		if err := w.prestage(); err != nil {
 			return err
 		}
 	}
-	switch run.Plan.DomainBuffers {
+	switch w.plan.DomainBuffers {
 	case 3:
-		b, err := buf("b")
+		b, err := w.buf("b")
 		if err != nil {
 			return err
 		}
-		c, err := buf("c")
+		c, err := w.buf("c")
 		if err != nil {
 			return err
 		}
@@ -411,91 +471,91 @@ func hStep(ctx context.Context, run *Run, dom *NTTDomain, in *partitionInputs, a
 			name string
 			dst  DevicePtr
 			v    []fr.Element
-		}{{"a", a.p, in.a}, {"b", b.p, in.b}, {"c", c.p, in.c}} {
-			if err := upload(u.name, u.dst, u.v); err != nil {
+		}{{"a", a.p, w.in.a}, {"b", b.p, w.in.b}, {"c", c.p, w.in.c}} {
+			if err := w.uploadVec(u.name, u.dst, u.v); err != nil {
 				return err
 			}
 		}
-		if err := prestage(); err != nil {
+		if err := w.prestage(); err != nil {
 			return err
 		}
-		return kernel("ntt h", []devRange{a, b, c}, func() (time.Duration, error) { return dom.ComputeH(ctx, a.p, b.p, c.p) })
+		return w.kernel("ntt h", []devRange{a, b, c}, func() (time.Duration, error) { return dom.ComputeH(w.ctx, a.p, b.p, c.p) })
 	case 2:
-		b, err := buf("b")
+		b, err := w.buf("b")
 		if err != nil {
 			return err
 		}
-		if err := upload("a", a.p, in.a); err != nil {
+		if err := w.uploadVec("a", a.p, w.in.a); err != nil {
 			return err
 		}
-		if err := upload("b", b.p, in.b); err != nil {
+		if err := w.uploadVec("b", b.p, w.in.b); err != nil {
 			return err
 		}
-		if err := kernel("ntt h (a·b)", []devRange{a, b}, func() (time.Duration, error) {
-			t1, err := dom.Transform(ctx, a.p, NTTToCoset)
+		if err := w.kernel("ntt h (a·b)", []devRange{a, b}, func() (time.Duration, error) {
+			t1, err := dom.Transform(w.ctx, a.p, NTTToCoset)
 			if err != nil {
 				return 0, err
 			}
-			t2, err := dom.Transform(ctx, b.p, NTTToCoset)
+			t2, err := dom.Transform(w.ctx, b.p, NTTToCoset)
 			if err != nil {
 				return 0, err
 			}
-			t3, err := dom.Combine(ctx, a.p, b.p, HMul)
+			t3, err := dom.Combine(w.ctx, a.p, b.p, HMul)
 			return t1 + t2 + t3, err
 		}); err != nil {
 			return err
 		}
-		if err := upload("c", b.p, in.c); err != nil {
+		if err := w.uploadVec("c", b.p, w.in.c); err != nil {
 			return err
 		}
 		// c has degree < n: its coefficients are what transforming its coset evaluations back
 		// would give, so a·b goes back from the coset and c only needs its inverse transform.
-		return kernel("ntt h (inverse, −c, /Z)", []devRange{a, b}, func() (time.Duration, error) {
-			t1, err := dom.Transform(ctx, b.p, NTTInverse)
+		return w.kernel("ntt h (inverse, −c, /Z)", []devRange{a, b}, func() (time.Duration, error) {
+			t1, err := dom.Transform(w.ctx, b.p, NTTInverse)
 			if err != nil {
 				return 0, err
 			}
-			t2, err := dom.Transform(ctx, a.p, NTTCosetInverse)
+			t2, err := dom.Transform(w.ctx, a.p, NTTCosetInverse)
 			if err != nil {
 				return 0, err
 			}
-			t3, err := dom.Combine(ctx, a.p, b.p, HSubDivZ)
+			t3, err := dom.Combine(w.ctx, a.p, b.p, HSubDivZ)
 			return t1 + t2 + t3, err
 		})
 	default:
 		// One buffer: the host vectors are overwritten from here on.
-		in.consumed = true
+		w.in.consumed = true
 		for _, v := range []struct {
 			name string
 			v    []fr.Element
-		}{{"a", in.a}, {"b", in.b}, {"c", in.c}} {
-			if err := upload(v.name, a.p, v.v); err != nil {
+		}{{"a", w.in.a}, {"b", w.in.b}, {"c", w.in.c}} {
+			if err := w.uploadVec(v.name, a.p, v.v); err != nil {
 				return err
 			}
-			if err := kernel("ntt to coset "+v.name, []devRange{a}, func() (time.Duration, error) {
-				return dom.Transform(ctx, a.p, NTTToCoset)
+			if err := w.kernel("ntt to coset "+v.name, []devRange{a}, func() (time.Duration, error) {
+				return dom.Transform(w.ctx, a.p, NTTToCoset)
 			}); err != nil {
 				return err
 			}
 			t0 := time.Now()
-			if err := CopyDeviceToHost(run.Ordinal, unsafe.Pointer(&v.v[0]), a.p, uint64(len(v.v))*FrBytes); err != nil {
+			if err := CopyDeviceToHost(w.ord, unsafe.Pointer(&v.v[0]), a.p, uint64(len(v.v))*FrBytes); err != nil {
 				return fmt.Errorf("downloading %s: %w", v.name, err)
 			}
-			slog.add("download "+v.name, time.Since(t0))
+			w.slog.add("download "+v.name, time.Since(t0))
 		}
 		t0 := time.Now()
 		zInv := dom.ZInv()
-		parallelRange(len(in.a), func(lo, hi int) {
+		parallelRange(len(w.in.a), func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				in.a[i].Mul(&in.a[i], &in.b[i]).Sub(&in.a[i], &in.c[i]).Mul(&in.a[i], &zInv)
+				w.in.a[i].Mul(&w.in.a[i], &w.in.b[i]).Sub(&w.in.a[i], &w.in.c[i]).Mul(&w.in.a[i], &zInv)
 			}
 		})
-		slog.add("a·b−c (cpu)", time.Since(t0))
-		if err := upload("a·b−c", a.p, in.a); err != nil {
+		w.slog.add("a·b−c (cpu)", time.Since(t0))
+		if err := w.uploadVec("a·b−c", a.p, w.in.a); err != nil {
 			return err
 		}
-		return kernel("ntt coset inverse", []devRange{a}, func() (time.Duration, error) {
-			return dom.Transform(ctx, a.p, NTTCosetInverse)
+		return w.kernel("ntt coset inverse", []devRange{a}, func() (time.Duration, error) {
+			return dom.Transform(w.ctx, a.p, NTTCosetInverse)
 		})
 	}
 }
