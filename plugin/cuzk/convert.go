@@ -118,7 +118,9 @@ func ToProofRequest(m *pb.SubmitProofRequest) (rpcapi.ProofRequest, error) {
 		}
 		req.VanillaProofs = m.VanillaProofs
 	}
-	if err := jobs.Validate(&req); err != nil {
+	// porepInput decoded the C1 output (strictly) already; the job manager decodes it once
+	// more when the request is submitted, for the prover.
+	if err := jobs.ValidateFields(&req); err != nil {
 		return rpcapi.ProofRequest{}, wireField(err)
 	}
 	if kind == rpcapi.KindWindowPoSt || kind == rpcapi.KindWinningPoSt {

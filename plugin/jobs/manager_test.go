@@ -767,3 +767,20 @@ func TestRunnerGetsDecodedC1(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateFields: a front door that decoded the C1 output itself skips that decode, and
+// every other check still holds.
+func TestValidateFields(t *testing.T) {
+	req := rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: []byte("{}")}
+	if err := ValidateFields(&req); err != nil {
+		t.Fatalf("fields only: %v", err)
+	}
+	var br *rpcapi.ErrBadRequest
+	if err := Validate(&req); !errors.As(err, &br) || br.Field != "Phase1Out" {
+		t.Fatalf("full validation of an empty C1 output: %v", err)
+	}
+	req.SectorSize = 1 << 30
+	if err := ValidateFields(&req); !errors.As(err, &br) || br.Field != "SectorSize" {
+		t.Fatalf("fields only, wrong sector size: %v", err)
+	}
+}

@@ -53,6 +53,12 @@ func Decode(req *rpcapi.ProofRequest) (*Decoded, error) {
 	return dec, nil
 }
 
+// ValidateFields is Validate without decoding a PoRep C2's C1 output, for front doors that
+// have decoded it already (strictly, with c1's decoders); Submit decodes it for the prover.
+func ValidateFields(req *rpcapi.ProofRequest) error { return validate(req, nil) }
+
+// validate checks req; it decodes the C1 output of a PoRep C2 into dec, or skips that when
+// dec is nil.
 func validate(req *rpcapi.ProofRequest, dec *Decoded) error {
 	if len(req.RequestID) > MaxRequestIDLen {
 		return bad("RequestID", "longer than %d bytes", MaxRequestIDLen)
@@ -93,6 +99,9 @@ func validate(req *rpcapi.ProofRequest, dec *Decoded) error {
 		}
 		if !json.Valid(req.Phase1Out) {
 			return bad("Phase1Out", "not JSON; want the C1 output (SealCommitPhase1Output) JSON")
+		}
+		if dec == nil {
+			break
 		}
 		// Decoding is strict (shapes, counts, field ranges) and cheap next to the proof, so a
 		// malformed C1 output is refused before it is queued; whether its vanilla proofs are
