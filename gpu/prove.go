@@ -407,15 +407,20 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 		return ProveResult{}, err
 	}
 	defer func() { p.release(in.pooled...) }()
-	stages.span("prepare (cpu)", t0)
-	queued := time.Now()
 	key := req.SRSKey
 	if key == "" {
 		key = p.keys.key(req.PK)
 	}
-	var msm *groth16.MSMResults
 	part := Partition{JobID: req.JobID, Kind: req.Kind, Class: req.Class, Submitted: req.Submitted, Index: req.Index,
 		Shape: ShapeOf(req.PK, key), OnEvent: req.OnEvent}
+	// Where no device would gather the A and B scalars, the host gathers them now, while
+	// other partitions hold the GPU, instead of in the admitted run.
+	if !p.Sched.GathersOnDevice(part.Shape) {
+		in.gatherHost(nil)
+	}
+	stages.span("prepare (cpu)", t0)
+	queued := time.Now()
+	var msm *groth16.MSMResults
 	res, err := p.Sched.Prove(ctx, part, func(ctx context.Context, run *Run) error {
 		work := kernelWork(run)
 		if work == nil {

@@ -492,6 +492,19 @@ func (s *Scheduler) worker(d *devState, w int) {
 	}
 }
 
+// GathersOnDevice reports whether a partition of shape would get its full resident plan with
+// wide chunks on some device, whose scalar buffers let the device gather the A and B scalars
+// (DensityBuffer). The prover gathers them on the host before admission otherwise, while
+// other partitions run, rather than in the admitted run.
+func (s *Scheduler) GathersOnDevice(shape Shape) bool {
+	for _, d := range s.devs {
+		if pl, resident := s.plannerFor(d, &Partition{Shape: shape}); resident && pl.WideChunks {
+			return true
+		}
+	}
+	return false
+}
+
 // plannerFor returns the planner for p on d and whether p may keep its SRS in VRAM there:
 // only when the SRS and the NTT tables fit beside every worker's full resident arena, so
 // residency never starves plans. Wide MSM chunks (a faster but about twice as large full

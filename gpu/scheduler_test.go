@@ -1067,3 +1067,26 @@ func classOf(kind string) priority.Class {
 	}
 	return priority.Seal
 }
+
+// TestGathersOnDevice: a device that holds the wide full resident plan for every worker gathers
+// the A and B scalars itself; a smaller one, or a scheduler without SRS residency, leaves them
+// to the host before admission.
+func TestGathersOnDevice(t *testing.T) {
+	wide := Planner{WideChunks: true}.Plan(shapeLarge, TierFull, true)
+	need := 2*wide.Peak + 1<<30
+	for _, r := range wide.Resident {
+		need += RoundAlloc(r.Bytes)
+	}
+	for _, tc := range []struct {
+		name      string
+		mem       uint64
+		residency bool
+		want      bool
+	}{{"room for both wide arenas", need + DefaultHeadroom, true, true}, {"no SRS residency", need + DefaultHeadroom, false, false},
+		{"too small for wide arenas", need / 2, true, false}} {
+		s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: tc.residency}, NewSimDevice(SimConfig{TotalMem: tc.mem}))
+		if got := s.GathersOnDevice(shapeLarge); got != tc.want {
+			t.Errorf("%s: GathersOnDevice = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
