@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -41,14 +41,16 @@ func benchCircuitFor(ctx context.Context, name, constraints string, seed uint64)
 				return cs.SynthesizeProving(ctx, c, capacity)
 			}}, nil
 	}
-	f, err := parseCircuit(name)
-	if err != nil {
-		return nil, fmt.Errorf("--circuit: %w", err)
+	var p *post.Proof
+	for _, pp := range post.All() {
+		if strings.EqualFold(pp.Name, name) {
+			p = pp
+			break
+		}
 	}
-	if f.PoSt == nil {
-		return nil, fmt.Errorf("--circuit %s: only test and PoSt circuits are supported here (PoRep: `snarkd bench` on the GPU host uses the partition benchmark)", name)
+	if p == nil {
+		return nil, fmt.Errorf("--circuit %q: want test or a PoSt proof type (StackedDrgWinning32GiBV1, StackedDrgWindow32GiBV1_1); PoRep C2: `snarkd bench c2`", name)
 	}
-	p := f.PoSt
 	var rnd, prover [32]byte
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for i := range rnd {
@@ -57,6 +59,7 @@ func benchCircuitFor(ctx context.Context, name, constraints string, seed uint64)
 	rnd[31] &= 0x3f
 	src := rand.NewChaCha8(rnd)
 	vanilla := make([][]byte, p.SectorCount)
+	var err error
 	for i := range vanilla {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -66,7 +69,7 @@ func benchCircuitFor(ctx context.Context, name, constraints string, seed uint64)
 		}
 	}
 	var part *post.Partition
-	if strings.Contains(p.Name, "Winning") {
+	if p.Kind == post.Winning {
 		part, err = post.WinningPartition(p, rnd, prover, vanilla)
 	} else {
 		part, err = post.WindowPartition(p, rnd, prover, vanilla, 0)
@@ -75,7 +78,7 @@ func benchCircuitFor(ctx context.Context, name, constraints string, seed uint64)
 		return nil, fmt.Errorf("%s partition: %w", p.Name, err)
 	}
 	return &benchCircuit{name: fmt.Sprintf("%s, %d sectors (synthetic vanilla proofs)", p.Name, len(vanilla)),
-		blank: f.Blank(), inputs: part.Inputs,
+		blank: p.Blank(), inputs: part.Inputs,
 		synthesize: func(ctx context.Context, _ cs.Shape) (*cs.ProvingAssignment, error) {
 			return post.SynthesizeParallel(ctx, part.Circuit, cores.N())
 		}}, nil

@@ -1,6 +1,6 @@
 //go:build cuda
 
-package main
+package bench
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
-func init() { benchProveBackends["cuda"] = cudaBenchProve }
+func init() { proveBackends["cuda"] = cudaBenchProve }
 
 var cudaBench struct {
 	once   sync.Once
