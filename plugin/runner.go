@@ -29,34 +29,18 @@ func (r pipelineRunner) Supports(kind rpcapi.ProofKind) error {
 	return unsupported(r.p.Supports(kind))
 }
 
-func toProverRequest(req rpcapi.ProofRequest, dec *jobs.Decoded) prover.Request {
-	out := prover.Request{
-		Kind: req.Kind, RegisteredProof: req.RegisteredProof,
-		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
-		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
-		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,
-	}
-	if req.Priority != nil {
-		prio := *req.Priority
-		out.Priority = &prio
-	}
-	if req.Test != nil {
-		out.TestConstraints, out.TestPartitions, out.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
-	}
-	if dec != nil && dec.C1 != nil {
-		out.C1 = &prover.DecodedC1{Output: dec.C1, Proof: dec.SealProof}
-	}
-	return out
-}
-
 func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, dec *jobs.Decoded, report jobs.Report) (jobs.Output, error) {
 	// The usage holds the job's parameters in the cache while it runs and records the time it
 	// waited for them and the GPUs that proved it.
 	ctx, use := prover.WithUsage(ctx)
 	defer use.Release()
-	preq := toProverRequest(req, dec)
+	var c1 *prover.DecodedC1
+	if dec != nil && dec.C1 != nil {
+		c1 = &prover.DecodedC1{Output: dec.C1, Proof: dec.SealProof}
+	}
+	preq := prover.FromAPI(req, c1)
 	if info, ok := jobs.RunInfoFrom(ctx); ok {
-		preq.JobID, preq.Submitted = string(info.ID), info.Submitted
+		preq.Job.ID, preq.Job.Submitted = string(info.ID), info.Submitted
 	}
 	res, err := r.p.Prove(ctx, preq, func(st prover.Stage, part, n int, detail ...string) {
 		report(rpcapi.EventType(st), part, n, detail...)

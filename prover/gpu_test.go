@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/snarkd/snarkd/gpu"
-	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // TestPipelineSimulatedGPU proves a multi-partition request through the GPU backend on two
@@ -21,7 +20,7 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 	p := New(b, NewParamCache(t.TempDir()))
 	var mu sync.Mutex
 	admitted := map[int]string{}
-	res, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestPartitions: 5, TestSeed: 9},
+	res, err := p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Partitions: 5, Seed: 9}},
 		func(st Stage, part, _ int, detail ...string) {
 			if st == StageAdmitted {
 				mu.Lock()
@@ -60,7 +59,7 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 func TestGPUBackendForgetsEvictedParams(t *testing.T) {
 	sched := simScheduler(t, "1x1GiB", gpu.Config{WorkersPerDevice: 1, SRSResidency: false})
 	p := New(NewGPUBackend(sched, "simulated"), NewParamCache(t.TempDir()))
-	if _, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestPartitions: 1, TestSeed: 4}, nil); err != nil {
+	if _, err := p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Partitions: 1, Seed: 4}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if st := sched.Pinned().Stats(); st.Registered == 0 || st.PinsInUse != 0 {

@@ -35,7 +35,7 @@ type DecodedC1 struct {
 
 // planPoRep decodes (unless the request carries it decoded) and verifies the C1 output (every vanilla proof is checked before any
 // synthesis), loads the parameters of its circuit, and returns one partition per Groth16 proof.
-func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
+func (p *Pipeline) planPoRep(ctx context.Context, req PoRepRequest) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
 	var c *seal.Commit2
 	var err error
 	if req.C1 != nil {
@@ -51,7 +51,7 @@ func (p *Pipeline) planPoRep(ctx context.Context, req Request) (*groth16.Paramet
 	}
 	// filecoin-ffi proves the type the C1 output names. A request whose proof type is another
 	// sector size was built for a different sector: refuse it rather than guess.
-	if want, err := prooftypes.Lookup(abi.RegisteredSealProof(req.RegisteredProof)); err != nil {
+	if want, err := prooftypes.Lookup(req.RegisteredProof); err != nil {
 		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: err}
 	} else if want.SectorSize != c.Proof.SectorSize {
 		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: fmt.Errorf("%s (%d) does not match the C1 output's %s", want.Name, req.RegisteredProof, c.Proof.Name)}

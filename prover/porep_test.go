@@ -15,7 +15,6 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/filecoin/sealer"
-	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -48,7 +47,7 @@ func encode(t *testing.T, o *c1.Output) []byte {
 }
 
 func porepRequest(p *prooftypes.SealProof, phase1 []byte) Request {
-	return Request{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(p.Proof), MinerID: testMiner, SectorNumber: testSector, Phase1Out: phase1}
+	return Request{PoRep: &PoRepRequest{RegisteredProof: p.Proof, MinerID: testMiner, SectorNumber: testSector, Phase1Out: phase1}}
 }
 
 // TestPoRepRefusesInconsistentC1: tampered C1 outputs, a C1 output of another sector and a
@@ -61,7 +60,7 @@ func TestPoRepRefusesInconsistentC1(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		tamper func(o *c1.Output)
-		req    func(r *Request)
+		req    func(r *PoRepRequest)
 		want   string
 	}{
 		{name: "flipped label", tamper: func(o *c1.Output) {
@@ -74,10 +73,10 @@ func TestPoRepRefusesInconsistentC1(t *testing.T) {
 			o.Partitions()[0][0].CommDProofs.Base[2].Hashes[0][5] ^= 1
 		}, want: "comm_d_proofs: merkle path does not lead to the root"},
 		{name: "wrong comm_r", tamper: func(o *c1.Output) { o.CommR[0] ^= 1 }, want: "comm_r: is not Poseidon(comm_c, comm_r_last)"},
-		{name: "another miner's sector", req: func(r *Request) { r.MinerID++ }, want: "replica_id"},
-		{name: "another sector number", req: func(r *Request) { r.SectorNumber++ }, want: "replica_id"},
-		{name: "other sector size", req: func(r *Request) { r.RegisteredProof = int64(abi.RegisteredSealProof_StackedDrg8MiBV1_1) }, want: "StackedDrg8MiBV1_1 (6) does not match the C1 output's StackedDrg2KiBV1_1"},
-		{name: "not JSON", req: func(r *Request) { r.Phase1Out = []byte("{") }, want: "malformed C1 output JSON"},
+		{name: "another miner's sector", req: func(r *PoRepRequest) { r.MinerID++ }, want: "replica_id"},
+		{name: "another sector number", req: func(r *PoRepRequest) { r.SectorNumber++ }, want: "replica_id"},
+		{name: "other sector size", req: func(r *PoRepRequest) { r.RegisteredProof = abi.RegisteredSealProof_StackedDrg8MiBV1_1 }, want: "StackedDrg8MiBV1_1 (6) does not match the C1 output's StackedDrg2KiBV1_1"},
+		{name: "not JSON", req: func(r *PoRepRequest) { r.Phase1Out = []byte("{") }, want: "malformed C1 output JSON"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, _, err := c1.Decode(good)
@@ -89,7 +88,7 @@ func TestPoRepRefusesInconsistentC1(t *testing.T) {
 			}
 			req := porepRequest(p, encode(t, o))
 			if tc.req != nil {
-				tc.req(&req)
+				tc.req(req.PoRep)
 			}
 			res, err := pipe.Prove(context.Background(), req, nil)
 			var ie *InputError

@@ -14,7 +14,6 @@ import (
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/internal/cores"
-	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // synthesisWorkers is the parallelism of PoSt and SnapDeals synthesis (it does not change the
@@ -42,17 +41,10 @@ func (c *ParamCache) Update(ctx context.Context, name string, ps *update.Params)
 
 // planPoSt decodes and verifies the vanilla proofs of a WinningPoSt or single-partition
 // WindowPoSt request and returns its one partition.
-func (p *Pipeline) planPoSt(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
-	pt, err := post.Lookup(abi.RegisteredPoStProof(req.RegisteredProof))
+func (p *Pipeline) planPoSt(ctx context.Context, req PoStRequest) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
+	pt, err := post.Lookup(req.RegisteredProof)
 	if err != nil {
 		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: err}
-	}
-	want := post.Winning
-	if req.Kind == rpcapi.KindWindowPoSt {
-		want = post.Window
-	}
-	if pt.Kind != want {
-		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: fmt.Errorf("%s is not a %s proof type", pt.Name, want)}
 	}
 	if len(req.Randomness) != 32 {
 		return nil, nil, nil, &InputError{Field: "Randomness", Err: fmt.Errorf("%d bytes, want 32", len(req.Randomness))}
@@ -61,7 +53,7 @@ func (p *Pipeline) planPoSt(ctx context.Context, req Request) (*groth16.Paramete
 	copy(rnd[:], req.Randomness)
 	prover := prooftypes.ProverID(abi.ActorID(req.MinerID))
 	var part *post.Partition
-	if req.Kind == rpcapi.KindWinningPoSt {
+	if pt.Kind == post.Winning {
 		part, err = post.WinningPartition(pt, rnd, prover, req.VanillaProofs)
 	} else {
 		part, err = post.WindowPartition(pt, rnd, prover, req.VanillaProofs, int(req.PartitionIndex))
@@ -107,12 +99,12 @@ func commitment(field string, b []byte) (fr.Element, error) {
 
 // planUpdate decodes and verifies a SnapDeals request's partition vanilla proofs (all of them
 // before any synthesis) and returns one partition per Groth16 proof.
-func (p *Pipeline) planUpdate(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
-	ps, err := update.ForProof(abi.RegisteredUpdateProof(req.RegisteredProof))
+func (p *Pipeline) planUpdate(ctx context.Context, req SnapRequest) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
+	ps, err := update.ForProof(req.RegisteredProof)
 	if err != nil {
 		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: err}
 	}
-	name := UpdateProofName(abi.RegisteredUpdateProof(req.RegisteredProof))
+	name := UpdateProofName(req.RegisteredProof)
 	in := update.PublicInputs{H: ps.HDefault()}
 	if in.CommROld, err = commitment("CommROld", req.CommROld); err != nil {
 		return nil, nil, nil, err

@@ -93,15 +93,15 @@ func lookupPoSt(t *testing.T, pt abi.RegisteredPoStProof) *post.Proof {
 
 func winningRequest(t *testing.T, rnd []byte) Request {
 	p := lookupPoSt(t, abi.RegisteredPoStProof_StackedDrgWinning2KiBV1)
-	return Request{Kind: rpcapi.KindWinningPoSt, RegisteredProof: int64(p.Proof), MinerID: testMiner, Randomness: rnd,
-		VanillaProofs: [][]byte{vanilla(t, p, goSealed2KiB(t)[1], rnd, 0)}}
+	return Request{PoSt: &PoStRequest{RegisteredProof: p.Proof, MinerID: testMiner, Randomness: rnd,
+		VanillaProofs: [][]byte{vanilla(t, p, goSealed2KiB(t)[1], rnd, 0)}}}
 }
 
 // windowRequest is partition 1 of three sectors at two per partition: short of one sector.
 func windowRequest(t *testing.T, rnd []byte) Request {
 	p := lookupPoSt(t, abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
-	return Request{Kind: rpcapi.KindWindowPoSt, RegisteredProof: int64(p.Proof), MinerID: testMiner, Randomness: rnd, PartitionIndex: 1,
-		VanillaProofs: [][]byte{vanilla(t, p, goSealed2KiB(t)[2], rnd, 2)}}
+	return Request{PoSt: &PoStRequest{RegisteredProof: p.Proof, MinerID: testMiner, Randomness: rnd, PartitionIndex: 1,
+		VanillaProofs: [][]byte{vanilla(t, p, goSealed2KiB(t)[2], rnd, 2)}}}
 }
 
 // TestPoStRefusesTamperedInputs: a flipped vanilla byte, vanilla proofs for other randomness,
@@ -114,29 +114,23 @@ func TestPoStRefusesTamperedInputs(t *testing.T) {
 		base := mk(t, rnd)
 		for _, tc := range []struct {
 			name string
-			edit func(r *Request)
+			edit func(r *PoStRequest)
 			want string
 		}{
-			{"flipped vanilla byte", func(r *Request) {
+			{"flipped vanilla byte", func(r *PoStRequest) {
 				v := bytes.Clone(r.VanillaProofs[0])
 				v[len(v)-40] ^= 1
 				r.VanillaProofs = [][]byte{v}
 			}, "vanilla"},
-			{"wrong randomness", func(r *Request) { r.Randomness = postRandomness(8) }, "VanillaProofs"},
-			{"unmasked randomness", func(r *Request) { r.Randomness = bytes.Clone(r.Randomness); r.Randomness[31] |= 0xc0 }, "randomness[31] &= 0x3f"},
-			{"short randomness", func(r *Request) { r.Randomness = r.Randomness[:31] }, "Randomness: 31 bytes"},
-			{"other kind's proof type", func(r *Request) {
-				if r.Kind == rpcapi.KindWinningPoSt {
-					r.RegisteredProof = int64(abi.RegisteredPoStProof_StackedDrgWindow2KiBV1_1)
-				} else {
-					r.RegisteredProof = int64(abi.RegisteredPoStProof_StackedDrgWinning2KiBV1)
-				}
-			}, "proof type"},
-			{"no vanilla", func(r *Request) { r.VanillaProofs = nil }, "vanilla proofs"},
+			{"wrong randomness", func(r *PoStRequest) { r.Randomness = postRandomness(8) }, "VanillaProofs"},
+			{"unmasked randomness", func(r *PoStRequest) { r.Randomness = bytes.Clone(r.Randomness); r.Randomness[31] |= 0xc0 }, "randomness[31] &= 0x3f"},
+			{"short randomness", func(r *PoStRequest) { r.Randomness = r.Randomness[:31] }, "Randomness: 31 bytes"},
+			{"no vanilla", func(r *PoStRequest) { r.VanillaProofs = nil }, "vanilla proofs"},
 		} {
-			t.Run(string(base.Kind)+"/"+tc.name, func(t *testing.T) {
-				req := base
-				tc.edit(&req)
+			t.Run(string(base.Kind())+"/"+tc.name, func(t *testing.T) {
+				ps := *base.PoSt
+				tc.edit(&ps)
+				req := Request{PoSt: &ps}
 				res, err := pipe.Prove(context.Background(), req, nil)
 				var ie *InputError
 				if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
@@ -189,7 +183,7 @@ func TestPoStProve2KiB(t *testing.T) {
 	pipe := New(CPUBackend{}, NewParamCache("").WithFilecoinDir(dir))
 	rnd := postRandomness(11)
 	for _, req := range []Request{winningRequest(t, rnd), windowRequest(t, rnd)} {
-		p := lookupPoSt(t, abi.RegisteredPoStProof(req.RegisteredProof))
+		p := lookupPoSt(t, req.PoSt.RegisteredProof)
 		devnetPoStParams(t, dir, p)
 		t0 := time.Now()
 		res, err := pipe.Prove(context.Background(), req, nil)
@@ -205,12 +199,12 @@ func TestPoStProve2KiB(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r [32]byte
-		copy(r[:], req.Randomness)
+		copy(r[:], req.PoSt.Randomness)
 		var part *post.Partition
-		if req.Kind == rpcapi.KindWinningPoSt {
-			part, err = post.WinningPartition(p, r, prooftypes.ProverID(testMiner), req.VanillaProofs)
+		if req.Kind() == rpcapi.KindWinningPoSt {
+			part, err = post.WinningPartition(p, r, prooftypes.ProverID(testMiner), req.PoSt.VanillaProofs)
 		} else {
-			part, err = post.WindowPartition(p, r, prooftypes.ProverID(testMiner), req.VanillaProofs, int(req.PartitionIndex))
+			part, err = post.WindowPartition(p, r, prooftypes.ProverID(testMiner), req.PoSt.VanillaProofs, int(req.PoSt.PartitionIndex))
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -245,14 +239,15 @@ func snapFixture(t *testing.T) (*update.Encoded, Request) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := Request{Kind: rpcapi.KindSnapProve, RegisteredProof: int64(abi.RegisteredUpdateProof_StackedDrg2KiBV1),
+	snap := &SnapRequest{RegisteredProof: abi.RegisteredUpdateProof_StackedDrg2KiBV1,
 		CommROld: bytes.Clone(e.CommROld[:]), CommDNew: bytes.Clone(e.CommDNew[:]), CommRNew: bytes.Clone(e.CommRNew[:])}
+	req := Request{Snap: snap}
 	for k := 0; k < ps.PartitionCount; k++ {
 		b, err := e.PartitionProof(k)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.VanillaProofs = append(req.VanillaProofs, b)
+		snap.VanillaProofs = append(snap.VanillaProofs, b)
 	}
 	return e, req
 }
@@ -265,23 +260,24 @@ func TestSnapDealsRefusesTamperedInputs(t *testing.T) {
 	pipe := New(CPUBackend{}, NewParamCache("").WithFilecoinDir(dir))
 	for _, tc := range []struct {
 		name string
-		edit func(r *Request)
+		edit func(r *SnapRequest)
 		want string
 	}{
-		{"flipped vanilla byte", func(r *Request) {
+		{"flipped vanilla byte", func(r *SnapRequest) {
 			v := bytes.Clone(r.VanillaProofs[0])
 			v[len(v)-40] ^= 1
 			r.VanillaProofs = [][]byte{v}
 		}, "partition 0"},
-		{"wrong comm_r_new", func(r *Request) { r.CommRNew = bytes.Clone(r.CommRNew); r.CommRNew[0] ^= 1 }, "VanillaProofs"},
-		{"wrong comm_d_new", func(r *Request) { r.CommDNew = bytes.Clone(r.CommDNew); r.CommDNew[0] ^= 1 }, "VanillaProofs"},
-		{"short comm_r_old", func(r *Request) { r.CommROld = r.CommROld[:31] }, "CommROld: 31 bytes"},
-		{"no vanilla", func(r *Request) { r.VanillaProofs = nil }, "0 vanilla proofs"},
-		{"unknown proof type", func(r *Request) { r.RegisteredProof = 99 }, "RegisteredProof"},
+		{"wrong comm_r_new", func(r *SnapRequest) { r.CommRNew = bytes.Clone(r.CommRNew); r.CommRNew[0] ^= 1 }, "VanillaProofs"},
+		{"wrong comm_d_new", func(r *SnapRequest) { r.CommDNew = bytes.Clone(r.CommDNew); r.CommDNew[0] ^= 1 }, "VanillaProofs"},
+		{"short comm_r_old", func(r *SnapRequest) { r.CommROld = r.CommROld[:31] }, "CommROld: 31 bytes"},
+		{"no vanilla", func(r *SnapRequest) { r.VanillaProofs = nil }, "0 vanilla proofs"},
+		{"unknown proof type", func(r *SnapRequest) { r.RegisteredProof = 99 }, "RegisteredProof"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := base
-			tc.edit(&req)
+			sn := *base.Snap
+			tc.edit(&sn)
+			req := Request{Snap: &sn}
 			_, err := pipe.Prove(context.Background(), req, nil)
 			var ie *InputError
 			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
@@ -329,7 +325,7 @@ func TestSnapDealsProve2KiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, pr := range proofs {
-		_, inputs, err := ps.Partition(req.VanillaProofs[k], e.Inputs(k))
+		_, inputs, err := ps.Partition(req.Snap.VanillaProofs[k], e.Inputs(k))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,15 +6,18 @@ package prover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/filecoin-project/go-state-types/abi"
 	logging "github.com/ipfs/go-log/v2"
 
 	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/priority"
 	"github.com/snarkd/snarkd/rpcapi"
@@ -40,40 +43,114 @@ func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("proof kind %q is not supported yet: %s", e.Kind, e.Reason)
 }
 
-// Request is one proof to compute. Only the fields of its Kind are used.
+// Request is one proof to compute: the job it belongs to and the inputs of exactly one proof
+// kind (PoRep, PoSt, Snap or Test).
 type Request struct {
-	Kind Kind
-	// Test circuit (rpcapi.KindTest): Constraints per partition, Partitions (0 means 1), Seed.
-	TestConstraints int
-	TestPartitions  int
-	TestSeed        uint64
+	Job   Job
+	PoRep *PoRepRequest
+	PoSt  *PoStRequest
+	Snap  *SnapRequest
+	Test  *TestRequest
+}
 
-	// Filecoin inputs. PoRep C2 (rpcapi.KindPoRepC2) uses RegisteredProof, MinerID, SectorNumber and
-	// Phase1Out (the bare C1 output JSON). PoSt (rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt) uses
-	// RegisteredProof (abi.RegisteredPoStProof), MinerID, Randomness (with [31] &= 0x3f applied),
-	// VanillaProofs and, for WindowPoSt, PartitionIndex. SnapDeals (rpcapi.KindSnapProve) uses
-	// RegisteredProof (abi.RegisteredUpdateProof), the raw 32-byte CommROld, CommDNew, CommRNew
-	// and one VanillaProofs entry per partition, in partition order.
-	RegisteredProof int64
+// Job identifies the request to the schedulers: the job ID and submission time (oldest job
+// first within a class; empty values get a local ID and the time Prove starts) and, when set,
+// a priority class overriding the kind's (rpcapi.DefaultPriority).
+type Job struct {
+	ID        string
+	Submitted time.Time
+	Priority  *priority.Class
+}
+
+// PoRepRequest is a PoRep C2: the C1 output (the bare SealCommitPhase1Output JSON) of a
+// sector, and its proof type.
+type PoRepRequest struct {
+	RegisteredProof abi.RegisteredSealProof
 	MinerID         uint64
 	SectorNumber    uint64
 	Phase1Out       []byte
 	// C1 is Phase1Out decoded, when the caller has decoded it already (the job manager's
 	// validation); nil decodes Phase1Out.
-	C1             *DecodedC1
-	VanillaProofs  [][]byte
-	Randomness     []byte
-	PartitionIndex uint
-	CommROld       []byte
-	CommRNew       []byte
-	CommDNew       []byte
+	C1 *DecodedC1
+}
 
-	// JobID and Submitted identify the job to the GPU scheduler (oldest job first within a
-	// kind); empty values get a local ID and the time Prove starts.
-	JobID     string
-	Submitted time.Time
-	// Priority overrides the kind's queue class (rpcapi.DefaultPriority) when set.
-	Priority *priority.Class
+// PoStRequest is a WinningPoSt or one WindowPoSt partition from its sectors' vanilla proofs.
+type PoStRequest struct {
+	RegisteredProof abi.RegisteredPoStProof
+	MinerID         uint64
+	// Randomness is the challenge randomness ([31] &= 0x3f is applied).
+	Randomness    []byte
+	VanillaProofs [][]byte
+	// PartitionIndex is the WindowPoSt partition proved.
+	PartitionIndex uint
+}
+
+// SnapRequest is a SnapDeals update proof: the raw 32-byte commitments and one vanilla proof
+// per partition, in partition order.
+type SnapRequest struct {
+	RegisteredProof              abi.RegisteredUpdateProof
+	CommROld, CommDNew, CommRNew []byte
+	VanillaProofs                [][]byte
+}
+
+// TestRequest is the built-in test circuit: Constraints per partition, Partitions (0 means
+// 1), Seed.
+type TestRequest struct {
+	Constraints, Partitions int
+	Seed                    uint64
+}
+
+// Kind is the proof kind of the inputs the request carries ("" for none or several).
+func (r Request) Kind() Kind {
+	var k Kind
+	n := 0
+	if r.PoRep != nil {
+		k, n = rpcapi.KindPoRepC2, n+1
+	}
+	if r.PoSt != nil {
+		k, n = rpcapi.KindWindowPoSt, n+1
+		if pp, err := post.Lookup(r.PoSt.RegisteredProof); err == nil && pp.Kind == post.Winning {
+			k = rpcapi.KindWinningPoSt
+		}
+	}
+	if r.Snap != nil {
+		k, n = rpcapi.KindSnapProve, n+1
+	}
+	if r.Test != nil {
+		k, n = rpcapi.KindTest, n+1
+	}
+	if n != 1 {
+		return ""
+	}
+	return k
+}
+
+// FromAPI is the typed request for an API request (validated: only its kind's fields are read);
+// c1, when set, is its C1 output already decoded.
+func FromAPI(req rpcapi.ProofRequest, c1 *DecodedC1) Request {
+	var out Request
+	if req.Priority != nil {
+		prio := *req.Priority
+		out.Job.Priority = &prio
+	}
+	switch req.Kind {
+	case rpcapi.KindPoRepC2:
+		out.PoRep = &PoRepRequest{RegisteredProof: abi.RegisteredSealProof(req.RegisteredProof),
+			MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber), Phase1Out: req.Phase1Out}
+		out.PoRep.C1 = c1
+	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
+		out.PoSt = &PoStRequest{RegisteredProof: abi.RegisteredPoStProof(req.RegisteredProof), MinerID: uint64(req.MinerID),
+			Randomness: req.Randomness, VanillaProofs: req.VanillaProofs, PartitionIndex: req.PartitionIndex}
+	case rpcapi.KindSnapProve:
+		out.Snap = &SnapRequest{RegisteredProof: abi.RegisteredUpdateProof(req.RegisteredProof),
+			CommROld: req.CommROld, CommDNew: req.CommDNew, CommRNew: req.CommRNew, VanillaProofs: req.VanillaProofs}
+	case rpcapi.KindTest:
+		out.Test = &TestRequest{}
+		if req.Test != nil {
+			out.Test.Constraints, out.Test.Partitions, out.Test.Seed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
+		}
+	}
+	return out
 }
 
 // Stage is a pipeline step reported to Progress.
@@ -291,18 +368,22 @@ func circuitPartition(c cs.Circuit, inputs []fr.Element) partition {
 // key every partition proof is checked with. Kinds whose circuits are not here yet are refused
 // by Supports.
 func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
-	if err := p.Supports(req.Kind); err != nil {
+	kind := req.Kind()
+	if kind == "" {
+		return nil, nil, nil, errors.New("prover: a request carries the inputs of exactly one proof kind")
+	}
+	if err := p.Supports(kind); err != nil {
 		return nil, nil, nil, err
 	}
-	switch req.Kind {
-	case rpcapi.KindPoRepC2:
-		return p.planPoRep(ctx, req)
-	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
-		return p.planPoSt(ctx, req)
-	case rpcapi.KindSnapProve:
-		return p.planUpdate(ctx, req)
+	switch {
+	case req.PoRep != nil:
+		return p.planPoRep(ctx, *req.PoRep)
+	case req.PoSt != nil:
+		return p.planPoSt(ctx, *req.PoSt)
+	case req.Snap != nil:
+		return p.planUpdate(ctx, *req.Snap)
 	}
-	pk, parts, err := p.planTest(ctx, req)
+	pk, parts, err := p.planTest(ctx, *req.Test)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -310,15 +391,15 @@ func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, 
 }
 
 // planTest plans the built-in test circuit.
-func (p *Pipeline) planTest(ctx context.Context, req Request) (*groth16.Parameters, []partition, error) {
-	n := req.TestPartitions
+func (p *Pipeline) planTest(ctx context.Context, req TestRequest) (*groth16.Parameters, []partition, error) {
+	n := req.Partitions
 	if n <= 0 {
 		n = 1
 	}
-	if req.TestConstraints < testcircuit.MinConstraints {
-		return nil, nil, fmt.Errorf("test circuit of %d constraints: the minimum is %d", req.TestConstraints, testcircuit.MinConstraints)
+	if req.Constraints < testcircuit.MinConstraints {
+		return nil, nil, fmt.Errorf("test circuit of %d constraints: the minimum is %d", req.Constraints, testcircuit.MinConstraints)
 	}
-	pk, err := p.params.Test(ctx, req.TestConstraints, req.TestSeed)
+	pk, err := p.params.Test(ctx, req.Constraints, req.Seed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -326,7 +407,7 @@ func (p *Pipeline) planTest(ctx context.Context, req Request) (*groth16.Paramete
 	// circuit (with fresh r, s): partitions exercise the pipeline, not distinct witnesses.
 	parts := make([]partition, n)
 	for i := range parts {
-		c := testcircuit.New(req.TestConstraints, req.TestSeed)
+		c := testcircuit.New(req.Constraints, req.Seed)
 		parts[i] = circuitPartition(c, c.PublicInputs())
 	}
 	return pk, parts, nil
@@ -347,7 +428,8 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 	ph.Add(PhasePlan, time.Since(tPlan))
 	res := Result{Partitions: len(parts)}
 	proofs := make([]*groth16.Proof, len(parts))
-	info := PartitionInfo{JobID: req.JobID, Kind: req.Kind, Submitted: req.Submitted,
+	kind := req.Kind()
+	info := PartitionInfo{JobID: req.Job.ID, Kind: kind, Submitted: req.Job.Submitted,
 		Partitions: len(parts)}
 	if info.JobID == "" {
 		info.JobID = fmt.Sprintf("local-%d", requestSeq.Add(1))
@@ -367,9 +449,9 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 		proveTime time.Duration
 	)
 	fail := func(err error) { cancel(err) }
-	class := rpcapi.DefaultPriority(req.Kind)
-	if req.Priority != nil {
-		class = *req.Priority
+	class := rpcapi.DefaultPriority(kind)
+	if req.Job.Priority != nil {
+		class = *req.Job.Priority
 	}
 	info.Class = class
 	for i, part := range parts {
@@ -435,7 +517,7 @@ func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (R
 				res.Unverified++
 				continue
 			}
-			log.Errorw("partition proof does not verify", "kind", req.Kind, "partition", i, "backend", p.backend.Name())
+			log.Errorw("partition proof does not verify", "kind", kind, "partition", i, "backend", p.backend.Name())
 			return res.with(ph), fmt.Errorf("self-check: partition %d proof does not verify: %w", i, err)
 		}
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/groth16"
@@ -20,7 +22,7 @@ func TestTestKindProvesAndVerifies(t *testing.T) {
 	dir := t.TempDir()
 	p := New(CPUBackend{}, NewParamCache(dir))
 	var stages []Stage
-	res, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestPartitions: 2, TestSeed: 7},
+	res, err := p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Partitions: 2, Seed: 7}},
 		func(s Stage, part, n int, _ ...string) { stages = append(stages, s) })
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func (corrupt) Prove(ctx context.Context, _ PartitionInfo, pk *groth16.Parameter
 
 func TestSelfCheckRejectsBadProof(t *testing.T) {
 	p := New(corrupt{}, NewParamCache(""))
-	_, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestSeed: 1}, nil)
+	_, err := p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Seed: 1}}, nil)
 	if err == nil || !errors.Is(err, groth16.ErrInvalidProof) {
 		t.Fatalf("bad proof not caught: %v", err)
 	}
@@ -99,11 +101,62 @@ func TestCancelledProve(t *testing.T) {
 	p := New(CPUBackend{}, NewParamCache(""))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.Prove(ctx, Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestSeed: 3}, nil); err == nil {
+	if _, err := p.Prove(ctx, Request{Test: &TestRequest{Constraints: testSize, Seed: 3}}, nil); err == nil {
 		t.Fatal("cancelled prove succeeded")
 	}
 	// The failed generation is not cached: the next request works.
-	if _, err := p.Prove(context.Background(), Request{Kind: rpcapi.KindTest, TestConstraints: testSize, TestSeed: 3}, nil); err != nil {
+	if _, err := p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Seed: 3}}, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRequestKind: a request is of the one kind whose inputs it carries, PoSt by its proof
+// type; none or several is no kind, and the pipeline refuses it.
+func TestRequestKind(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  Request
+		want Kind
+	}{
+		{"porep", Request{PoRep: &PoRepRequest{}}, rpcapi.KindPoRepC2},
+		{"winning", Request{PoSt: &PoStRequest{RegisteredProof: abi.RegisteredPoStProof_StackedDrgWinning32GiBV1}}, rpcapi.KindWinningPoSt},
+		{"window", Request{PoSt: &PoStRequest{RegisteredProof: abi.RegisteredPoStProof_StackedDrgWindow32GiBV1_1}}, rpcapi.KindWindowPoSt},
+		{"snap", Request{Snap: &SnapRequest{}}, rpcapi.KindSnapProve},
+		{"test", Request{Test: &TestRequest{}}, rpcapi.KindTest},
+		{"none", Request{}, ""},
+		{"two", Request{PoRep: &PoRepRequest{}, Test: &TestRequest{}}, ""},
+	} {
+		if got := tc.req.Kind(); got != tc.want {
+			t.Errorf("%s: kind %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	p := New(CPUBackend{}, NewParamCache(""))
+	if _, err := p.Prove(context.Background(), Request{PoRep: &PoRepRequest{}, Test: &TestRequest{}}, nil); err == nil || !strings.Contains(err.Error(), "exactly one proof kind") {
+		t.Fatalf("a request of two kinds: %v", err)
+	}
+}
+
+// TestFromAPI: an API request becomes the typed request of its kind, with its job's priority.
+func TestFromAPI(t *testing.T) {
+	prio := rpcapi.PriorityWinningPoSt
+	c1 := &DecodedC1{}
+	got := FromAPI(rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: 8, MinerID: 1000, SectorNumber: 7,
+		Phase1Out: []byte("{}"), Priority: &prio}, c1)
+	if got.PoRep == nil || got.PoRep.RegisteredProof != 8 || got.PoRep.MinerID != 1000 || got.PoRep.SectorNumber != 7 ||
+		string(got.PoRep.Phase1Out) != "{}" || got.PoRep.C1 != c1 || got.Job.Priority == nil || *got.Job.Priority != prio || got.Kind() != rpcapi.KindPoRepC2 {
+		t.Fatalf("porep: %+v", got)
+	}
+	win := FromAPI(rpcapi.ProofRequest{Kind: rpcapi.KindWinningPoSt, RegisteredProof: int64(abi.RegisteredPoStProof_StackedDrgWinning2KiBV1),
+		Randomness: []byte{1}, VanillaProofs: [][]byte{{2}}}, nil)
+	if win.PoSt == nil || win.Kind() != rpcapi.KindWinningPoSt || len(win.PoSt.VanillaProofs) != 1 || win.Job.Priority != nil {
+		t.Fatalf("winning: %+v", win)
+	}
+	snap := FromAPI(rpcapi.ProofRequest{Kind: rpcapi.KindSnapProve, CommROld: []byte{1}, CommDNew: []byte{2}, CommRNew: []byte{3}}, nil)
+	if snap.Snap == nil || snap.Snap.CommRNew[0] != 3 || snap.Kind() != rpcapi.KindSnapProve {
+		t.Fatalf("snap: %+v", snap)
+	}
+	test := FromAPI(rpcapi.ProofRequest{Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: 100, Partitions: 2, Seed: 3}}, nil)
+	if test.Test == nil || *test.Test != (TestRequest{Constraints: 100, Partitions: 2, Seed: 3}) {
+		t.Fatalf("test: %+v", test)
 	}
 }

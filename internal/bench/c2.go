@@ -26,7 +26,6 @@ import (
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/prover"
-	"github.com/snarkd/snarkd/rpcapi"
 )
 
 // C2Config is one `snarkd bench c2` run.
@@ -210,8 +209,8 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 				}
 				o := &outcomes[i]
 				o.start = time.Now()
-				o.res, o.err = pipe.Prove(ctx, prover.Request{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(p.Proof),
-					MinerID: 1000, SectorNumber: reqs[i].sector, Phase1Out: reqs[i].c1, JobID: fmt.Sprintf("bench-c2-%d", i)}, nil)
+				o.res, o.err = pipe.Prove(ctx, prover.Request{Job: prover.Job{ID: fmt.Sprintf("bench-c2-%d", i)},
+					PoRep: &prover.PoRepRequest{RegisteredProof: p.Proof, MinerID: 1000, SectorNumber: reqs[i].sector, Phase1Out: reqs[i].c1}}, nil)
 				o.end = time.Now()
 				if o.err == nil {
 					fmt.Fprintf(out, "proof %d: %.2fs (%s)\n", i, o.end.Sub(o.start).Seconds(), formatPhases(o.res.Phases, 1))

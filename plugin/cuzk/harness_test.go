@@ -66,15 +66,7 @@ func (r *gatedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, _ *jobs.
 			return jobs.Output{}, ctx.Err()
 		}
 	}
-	pr := prover.Request{
-		Kind: req.Kind, RegisteredProof: req.RegisteredProof,
-		MinerID: uint64(req.MinerID), SectorNumber: uint64(req.SectorNumber),
-		Phase1Out: req.Phase1Out, VanillaProofs: req.VanillaProofs, Randomness: req.Randomness,
-		PartitionIndex: req.PartitionIndex, CommROld: req.CommROld, CommRNew: req.CommRNew, CommDNew: req.CommDNew,
-	}
-	if req.Test != nil {
-		pr.TestConstraints, pr.TestPartitions, pr.TestSeed = int(req.Test.Constraints), req.Test.Partitions, req.Test.Seed
-	}
+	pr := prover.FromAPI(req, nil)
 	ctx, use := prover.WithUsage(ctx)
 	defer use.Release()
 	for _, d := range gpus {
