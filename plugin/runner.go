@@ -29,23 +29,18 @@ func (r pipelineRunner) Supports(kind rpcapi.ProofKind) error {
 	return unsupported(r.p.Supports(kind))
 }
 
-func (r pipelineRunner) Run(ctx context.Context, req rpcapi.ProofRequest, dec *jobs.Decoded, report jobs.Report) (jobs.Output, error) {
-	// The usage holds the job's parameters in the cache while it runs and records the time it
-	// waited for them and the GPUs that proved it.
-	ctx, use := prover.WithUsage(ctx)
-	defer use.Release()
+func (r pipelineRunner) Run(ctx context.Context, t jobs.Task, report jobs.Report) (jobs.Output, error) {
 	var c1 *prover.DecodedC1
-	if dec != nil && dec.C1 != nil {
-		c1 = &prover.DecodedC1{Output: dec.C1, Proof: dec.SealProof}
+	if t.Decoded != nil && t.Decoded.C1 != nil {
+		c1 = &prover.DecodedC1{Output: t.Decoded.C1, Proof: t.Decoded.SealProof}
 	}
-	preq := prover.FromAPI(req, c1)
-	if info, ok := jobs.RunInfoFrom(ctx); ok {
-		preq.Job.ID, preq.Job.Submitted = string(info.ID), info.Submitted
-	}
+	preq := prover.FromAPI(t.Request, c1)
+	preq.Job.ID, preq.Job.Submitted = string(t.ID), t.Submitted
 	res, err := r.p.Prove(ctx, preq, func(st prover.Stage, part, n int, detail ...string) {
 		report(rpcapi.EventType(st), part, n, detail...)
 	})
-	out := jobs.Output{SRSLoadMs: uint64(use.SRSLoad().Milliseconds()), GPUs: use.Devices()}
+	// The parameter load time and the GPUs come with errors too.
+	out := jobs.Output{SRSLoadMs: uint64(res.SRSLoad.Milliseconds()), GPUs: res.Devices}
 	if err != nil {
 		return out, unsupported(err)
 	}

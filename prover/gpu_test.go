@@ -39,6 +39,10 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 	if res.Partitions != 5 || len(res.Proof) != 5*192 {
 		t.Fatalf("%d partitions, %d proof bytes", res.Partitions, len(res.Proof))
 	}
+	// The result names the GPUs that proved the request.
+	if len(res.Devices) == 0 || len(res.Devices) > 2 {
+		t.Errorf("devices %v, want the simulated GPUs that proved it", res.Devices)
+	}
 	st := sched.Status()
 	granted := 0
 	for _, d := range st.Devices {

@@ -183,6 +183,11 @@ type Result struct {
 	// Unverified counts partition proofs that did not verify (only WithUnverifiedProofs lets
 	// such a result through; otherwise they are an error).
 	Unverified int
+	// SRSLoad is how long the request waited for its parameters to be read and checked (0
+	// when they were in memory); Devices are the GPUs that proved its partitions, in first-use
+	// order (none: the CPU). Reported with errors too.
+	SRSLoad time.Duration
+	Devices []int
 }
 
 // Phase names in Result.Phases.
@@ -414,8 +419,21 @@ func (p *Pipeline) planTest(ctx context.Context, req TestRequest) (*groth16.Para
 }
 
 // Prove runs the whole pipeline for req. Every partition proof is verified before the result
-// is returned: a proof that does not verify is an error, never an answer.
+// is returned: a proof that does not verify is an error, never an answer. The parameters the
+// request uses are held in the cache until it returns (under the context's Usage when it
+// carries one, else one of its own).
 func (p *Pipeline) Prove(ctx context.Context, req Request, progress Progress) (Result, error) {
+	use := UsageFrom(ctx)
+	if use == nil {
+		ctx, use = WithUsage(ctx)
+		defer use.Release()
+	}
+	res, err := p.prove(ctx, req, progress)
+	res.SRSLoad, res.Devices = use.SRSLoad(), use.Devices()
+	return res, err
+}
+
+func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (Result, error) {
 	if progress == nil {
 		progress = func(Stage, int, int, ...string) {}
 	}

@@ -49,7 +49,8 @@ func (r *gatedRunner) gate(seed uint64) func() {
 	return func() { once.Do(func() { close(ch) }) }
 }
 
-func (r *gatedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, _ *jobs.Decoded, report jobs.Report) (jobs.Output, error) {
+func (r *gatedRunner) Run(ctx context.Context, t jobs.Task, report jobs.Report) (jobs.Output, error) {
+	req := t.Request
 	r.mu.Lock()
 	r.order = append(r.order, req.RequestID)
 	var g chan struct{}

@@ -39,12 +39,21 @@ type Output struct {
 	GPUs []int
 }
 
+// Task is one job as the manager hands it to its Runner: the job's ID and submission time
+// (the GPU scheduler names partitions by job and serves older jobs first), its request, and
+// what validation decoded of it (Decode), so that it is not decoded again.
+type Task struct {
+	ID        rpcapi.JobID
+	Submitted time.Time
+	Request   rpcapi.ProofRequest
+	Decoded   *Decoded
+}
+
 // Runner computes proofs. Supports answers nil or *rpcapi.ErrNotSupportedYet.
 type Runner interface {
 	Supports(kind rpcapi.ProofKind) error
-	// Run proves req; dec is what validation decoded of it (Decode), so that it is not
-	// decoded again.
-	Run(ctx context.Context, req rpcapi.ProofRequest, dec *Decoded, report Report) (Output, error)
+	// Run proves t's request, reporting progress to report.
+	Run(ctx context.Context, t Task, report Report) (Output, error)
 }
 
 // Config tunes the manager.
@@ -463,8 +472,8 @@ func (m *Manager) run(e *entry) {
 	if err != nil {
 		runErr = err
 	} else {
-		ctx := WithRunInfo(ctx, RunInfo{ID: rec.Job.ID, Submitted: rec.Job.Submitted})
-		out, runErr = m.safeRun(ctx, req, dec, func(stage Stage, partition, partitions int, detail ...string) {
+		t := Task{ID: rec.Job.ID, Submitted: rec.Job.Submitted, Request: req, Decoded: dec}
+		out, runErr = m.safeRun(ctx, t, func(stage Stage, partition, partitions int, detail ...string) {
 			m.mu.Lock()
 			if partitions > 0 {
 				e.rec.Job.Partitions = partitions
@@ -516,14 +525,14 @@ func (m *Manager) run(e *entry) {
 }
 
 // safeRun keeps a panicking prover from taking the daemon down with it.
-func (m *Manager) safeRun(ctx context.Context, req rpcapi.ProofRequest, dec *Decoded, report Report) (out Output, err error) {
+func (m *Manager) safeRun(ctx context.Context, t Task, report Report) (out Output, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("prover panicked: %v", r)
-			log.Errorw("prover panic", "kind", req.Kind, "panic", r)
+			log.Errorw("prover panic", "job", t.ID, "kind", t.Request.Kind, "panic", r)
 		}
 	}()
-	return m.runner.Run(ctx, req, dec, report)
+	return m.runner.Run(ctx, t, report)
 }
 
 func (m *Manager) finish(e *entry, typ rpcapi.EventType) {

@@ -43,7 +43,8 @@ func (g *gateRunner) Supports(k rpcapi.ProofKind) error {
 	return nil
 }
 
-func (g *gateRunner) Run(ctx context.Context, req rpcapi.ProofRequest, _ *Decoded, report Report) (Output, error) {
+func (g *gateRunner) Run(ctx context.Context, t Task, report Report) (Output, error) {
+	req := t.Request
 	seed := req.Test.Seed
 	g.mu.Lock()
 	g.started = append(g.started, seed)
@@ -599,7 +600,7 @@ type outputRunner struct{ out Output }
 
 func (outputRunner) Supports(rpcapi.ProofKind) error { return nil }
 
-func (r outputRunner) Run(context.Context, rpcapi.ProofRequest, *Decoded, Report) (Output, error) {
+func (r outputRunner) Run(context.Context, Task, Report) (Output, error) {
 	return r.out, nil
 }
 
@@ -686,7 +687,8 @@ type decodedRunner struct {
 
 func (*decodedRunner) Supports(rpcapi.ProofKind) error { return nil }
 
-func (r *decodedRunner) Run(ctx context.Context, req rpcapi.ProofRequest, dec *Decoded, _ Report) (Output, error) {
+func (r *decodedRunner) Run(ctx context.Context, t Task, _ Report) (Output, error) {
+	req, dec := t.Request, t.Decoded
 	if r.hold != nil {
 		select {
 		case <-r.hold:

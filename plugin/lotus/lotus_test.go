@@ -24,7 +24,7 @@ import (
 type failRunner struct{}
 
 func (failRunner) Supports(k rpcapi.ProofKind) error { return nil }
-func (failRunner) Run(context.Context, rpcapi.ProofRequest, *jobs.Decoded, jobs.Report) (jobs.Output, error) {
+func (failRunner) Run(context.Context, jobs.Task, jobs.Report) (jobs.Output, error) {
 	return jobs.Output{}, &rpcapi.ErrNotSupportedYet{Kind: rpcapi.KindPoRepC2, Reason: "no circuit"}
 }
 

@@ -43,7 +43,8 @@ type proofRunner struct {
 
 func (r *proofRunner) Supports(rpcapi.ProofKind) error { return nil }
 
-func (r *proofRunner) Run(ctx context.Context, req rpcapi.ProofRequest, _ *jobs.Decoded, _ jobs.Report) (jobs.Output, error) {
+func (r *proofRunner) Run(ctx context.Context, t jobs.Task, _ jobs.Report) (jobs.Output, error) {
+	req := t.Request
 	r.mu.Lock()
 	r.reqs = append(r.reqs, req)
 	r.mu.Unlock()
