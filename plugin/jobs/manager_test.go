@@ -220,15 +220,8 @@ func TestBadRequestsAndLimits(t *testing.T) {
 	}
 	// A well-formed Filecoin request (a Go-sealed sector's C1 output) reaches the runner, and
 	// one this runner refuses is not queued.
-	o, err := sealer.RandomC1(context.Background(), must(prooftypes.LookupName("StackedDrg2KiBV1_1")), 1000, 1, mrand.NewChaCha8([32]byte{1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	phase1, err := o.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = m.Submit(rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: phase1}, SubmitOpts{})
+	phase1 := randomC1(t)
+	_, err := m.Submit(rpcapi.ProofRequest{Kind: rpcapi.KindPoRepC2, RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: phase1}, SubmitOpts{})
 	var ns *rpcapi.ErrNotSupportedYet
 	if !errors.As(err, &ns) || ns.Kind != rpcapi.KindPoRepC2 {
 		t.Fatalf("porep: %v", err)
@@ -706,14 +699,7 @@ func (r *decodedRunner) Run(ctx context.Context, t Task, _ Report) (Output, erro
 // decoded at submission, at run time (a deferred submission) or again after a restart, and
 // equal to decoding the request's bytes.
 func TestRunnerGetsDecodedC1(t *testing.T) {
-	o, err := sealer.RandomC1(context.Background(), must(prooftypes.LookupName("StackedDrg2KiBV1_1")), 1000, 1, mrand.NewChaCha8([32]byte{1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	phase1, err := o.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	phase1 := randomC1(t)
 	req := func(id string) rpcapi.ProofRequest {
 		return rpcapi.ProofRequest{RequestID: id, Kind: rpcapi.KindPoRepC2,
 			RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: phase1}
@@ -785,4 +771,18 @@ func TestValidateFields(t *testing.T) {
 	if err := ValidateFields(&req); !errors.As(err, &br) || br.Field != "SectorSize" {
 		t.Fatalf("fields only, wrong sector size: %v", err)
 	}
+}
+
+// randomC1 is the C1 output JSON of a sector sealed by snarkd's own sealer (2KiB, miner 1000).
+func randomC1(t *testing.T) []byte {
+	t.Helper()
+	o, err := sealer.RandomC1(context.Background(), must(prooftypes.LookupName("StackedDrg2KiBV1_1")), 1000, 1, mrand.NewChaCha8([32]byte{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase1, err := o.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return phase1
 }
