@@ -15,14 +15,14 @@ func TestPrintGPUs(t *testing.T) {
 		{Name: "Simulated GPU (16.0 GiB)", Ordinal: 1, VRAMTotal: 16 << 30, VRAMReserved: 3 << 29, VRAMLimit: 31 << 29,
 			VRAMHeadroom: 512 << 20, Waiting: 2, Tiers: map[string]int{"full": 3, "partial": 1, "minimal": 0},
 			Workers: 2, WorkersBusy: 1, WorkerStates: []rpcapi.DeviceWorker{
-				{ID: 0, Busy: true, JobID: "j1", Kind: "porep", Partition: 4, Tier: "partial", Bytes: 3 << 29},
+				{ID: 0, Busy: true, JobID: "j1", Kind: "porep-c2", Partition: 4, Tier: "partial", Bytes: 3 << 29},
 				{ID: 1},
 			}},
 	})
 	out := b.String()
 	for _, want := range []string{
 		"GPU 1 Simulated GPU (16.0 GiB): reserved 1.5 GiB of 15.5 GiB (allocated 0 B, resident 0 B, headroom 512.0 MiB, other processes 0 B), 2 waiting; plans full 3, partial 1, minimal 0; workers 1/2 busy\n",
-		"  worker 0: job j1 partition 4 (porep), partial plan, 1.5 GiB, SRS streamed\n",
+		"  worker 0: job j1 partition 4 (porep-c2), partial plan, 1.5 GiB, SRS streamed\n",
 		"  worker 1: idle\n",
 	} {
 		if !strings.Contains(out, want) {
