@@ -45,7 +45,7 @@ func newGatherTable(d *cs.Density, n int) gatherTable {
 	return gatherTable{words: words, base: base, n: n, count: count}
 }
 
-// bytes are the table's two parts as host bytes, and their offsets in its device layout.
+// parts are the table's two parts as host bytes, and the bases' offset in its device layout.
 func (t gatherTable) parts() (words, base []byte, baseOffset uint64) {
 	if len(t.words) == 0 {
 		return nil, nil, 0

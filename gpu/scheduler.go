@@ -492,13 +492,17 @@ func (s *Scheduler) worker(d *devState, w int) {
 	}
 }
 
-// GathersOnDevice reports whether a partition of shape would get its full resident plan with
-// wide chunks on some device, whose scalar buffers let the device gather the A and B scalars
-// (DensityBuffer). The prover gathers them on the host before admission otherwise, while
-// other partitions run, rather than in the admitted run.
+// GathersOnDevice reports whether the best plan a partition of shape may get on some device
+// (its first candidate, plan filter included) has scalar buffers and the density tables, with
+// which the device gathers the A and B scalars. The prover gathers them on the host before
+// admission otherwise, while other partitions run, rather than in the admitted run.
 func (s *Scheduler) GathersOnDevice(shape Shape) bool {
 	for _, d := range s.devs {
-		if pl, resident := s.plannerFor(d, &Partition{Shape: shape}); resident && pl.WideChunks {
+		plans := s.candidates(d, &Partition{Shape: shape})
+		if len(plans) == 0 || !plans[0].ScalarBuffers {
+			continue
+		}
+		if _, ok := plans[0].Buffer(DensityBuffer); ok {
 			return true
 		}
 	}

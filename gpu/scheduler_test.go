@@ -1090,3 +1090,18 @@ func TestGathersOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestGathersOnDeviceFollowsPlanFilter: a plan filter that leaves out the wide plan leaves the
+// A and B gather to the host, before admission.
+func TestGathersOnDeviceFollowsPlanFilter(t *testing.T) {
+	wide := Planner{WideChunks: true}.Plan(shapeLarge, TierFull, true)
+	need := 2*wide.Peak + 1<<30 + DefaultHeadroom
+	for _, r := range wide.Resident {
+		need += RoundAlloc(r.Bytes)
+	}
+	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, PlanFilter: OnlyTier(TierPartial, true)},
+		NewSimDevice(SimConfig{TotalMem: need}))
+	if s.GathersOnDevice(shapeLarge) {
+		t.Fatal("device gather reported for a scheduler whose filter grants only partial plans")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/internal/bench"
 	"github.com/snarkd/snarkd/plugin"
+	"github.com/snarkd/snarkd/prover"
 )
 
 func benchC2Command() *cli.Command {
@@ -75,6 +76,9 @@ func runBenchC2(cctx *cli.Context) error {
 			return err
 		}
 		defer sched.Close()
+		if _, ok := opts.Backend.(*prover.GPUBackend); !ok {
+			return fmt.Errorf("the cuda backend is %T", opts.Backend)
+		}
 		cfg.Backend, cfg.Sched = opts.Backend, sched
 	}
 	rep, err := bench.C2(ctx, cfg)

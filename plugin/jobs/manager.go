@@ -75,16 +75,19 @@ type Manager struct {
 	j      *journal.Journal
 	runner Runner
 
-	mu       sync.Mutex
-	jobs     map[rpcapi.JobID]*entry
-	byReq    map[string]*entry
-	queue    priority.Queue[*entry]
-	wake     chan struct{}
-	wakePoSt chan struct{}
-	pending  int
-	closing  bool
-	hooks    []func(rpcapi.Job)
-	busy     map[rpcapi.JobID]bool
+	mu    sync.Mutex
+	jobs  map[rpcapi.JobID]*entry
+	byReq map[string]*entry
+	queue priority.Queue[*entry]
+	// decodedQueued counts queued entries that keep their decoded request (at most
+	// MaxDecodedQueued).
+	decodedQueued int
+	wake          chan struct{}
+	wakePoSt      chan struct{}
+	pending       int
+	closing       bool
+	hooks         []func(rpcapi.Job)
+	busy          map[rpcapi.JobID]bool
 
 	events *broker
 	stats  Stats
@@ -349,6 +352,14 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 		// The index in memory mirrors the journal; a mismatch means a bug, not a client error.
 		return rpcapi.SubmitResult{}, fmt.Errorf("request ID %q in journal but not in memory", req.RequestID)
 	}
+	// The first jobs of a backlog keep what validation decoded (a 32 GiB C1 output decodes to
+	// about 6 MB); later ones decode it again when they run.
+	if dec != nil && m.decodedQueued >= MaxDecodedQueued {
+		dec = nil
+	}
+	if dec != nil {
+		m.decodedQueued++
+	}
 	e := &entry{rec: rec, decoded: dec, done: make(chan struct{})}
 	m.jobs[job.ID] = e
 	if req.RequestID != "" {
@@ -383,6 +394,20 @@ func (m *Manager) position(e *entry) int {
 // push queues e at its job's priority and submission time; callers hold m.mu.
 func (m *Manager) push(e *entry) {
 	e.q = m.queue.Push(priority.Key{Class: e.rec.Job.Priority, Submitted: e.rec.Job.Submitted.UnixNano()}, e)
+}
+
+// MaxDecodedQueued is how many queued jobs keep their decoded request for the runner; the rest
+// decode it again when they run.
+const MaxDecodedQueued = 16
+
+// takeDecoded hands over e's decoded request (nil when it kept none); callers hold m.mu.
+func (e *entry) takeDecoded(m *Manager) *Decoded {
+	dec := e.decoded
+	if dec != nil {
+		e.decoded = nil
+		m.decodedQueued--
+	}
+	return dec
 }
 
 // queued reports whether e waits in the queue.
@@ -446,8 +471,7 @@ func (m *Manager) run(e *entry) {
 		cancel() // cancelled between leaving the queue and starting
 	}
 	rec := e.rec
-	dec := e.decoded
-	e.decoded = nil
+	dec := e.takeDecoded(m)
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -562,6 +586,7 @@ func (m *Manager) Cancel(id rpcapi.JobID) (bool, error) {
 		return false, nil
 	case e.queued():
 		m.queue.Remove(e.q)
+		e.takeDecoded(m)
 		e.cancelBy = true
 		e.rec.Job.State, e.rec.Job.Error = rpcapi.JobCancelled, "cancelled"
 		e.rec.Job.Finished = time.Now()

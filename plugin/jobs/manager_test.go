@@ -786,3 +786,46 @@ func randomC1(t *testing.T) []byte {
 	}
 	return phase1
 }
+
+// TestDecodedQueuedBounded: at most MaxDecodedQueued queued jobs keep their decoded request (the
+// rest decode it when they run), and a cancelled queued job lets its go.
+func TestDecodedQueuedBounded(t *testing.T) {
+	phase1 := randomC1(t)
+	r := &decodedRunner{got: map[string]*Decoded{}, hold: make(chan struct{})}
+	m := open(t, filepath.Join(t.TempDir(), "j.db"), r, Config{Workers: 1, MaxPending: 64})
+	var ids []rpcapi.JobID
+	for i := range MaxDecodedQueued + 3 {
+		res, err := m.Submit(rpcapi.ProofRequest{RequestID: fmt.Sprint(i), Kind: rpcapi.KindPoRepC2,
+			RegisteredProof: int64(abi.RegisteredSealProof_StackedDrg2KiBV1_1), Phase1Out: phase1}, SubmitOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.JobID)
+	}
+	held := func() int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.decodedQueued
+	}
+	if n := held(); n > MaxDecodedQueued || n < MaxDecodedQueued-1 {
+		t.Fatalf("%d queued jobs keep their decoded request, want at most %d", n, MaxDecodedQueued)
+	}
+	// Cancel every job but the first (running or about to): none keeps anything.
+	for _, id := range ids[1:] {
+		if _, err := m.Cancel(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(r.hold)
+	if _, err := m.Await(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if n := held(); n != 0 {
+		t.Fatalf("%d cancelled jobs still keep their decoded request", n)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if dec := r.got["0"]; dec == nil || dec.C1 == nil {
+		t.Fatalf("the job that ran got %+v", dec)
+	}
+}
