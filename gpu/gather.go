@@ -55,19 +55,6 @@ func (t gatherTable) parts() (words, base []byte, baseOffset uint64) {
 	return words, base, align256(uint64(len(t.words)) * 8)
 }
 
-// gatherAt is the host model of the device gather, for tests: dst[k] = src[i] for the k-th set
-// bit i, each element placed from its own word's base as a device thread places it.
-func (t gatherTable) gatherAt(dst, src []fr.Element) {
-	for i := 0; i < t.n; i++ {
-		w := t.words[i/64]
-		b := uint(i % 64)
-		if w>>b&1 == 0 {
-			continue
-		}
-		dst[int(t.base[i/64])+bits.OnesCount64(w&(1<<b-1))] = src[i]
-	}
-}
-
 // deviceGather is the A and B scalars' layout when the device gathers them: the inputs part of
 // each (from the host, small) and the aux densities' tables.
 type deviceGather struct {

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -121,5 +122,18 @@ func TestPlanDeviceGather(t *testing.T) {
 	}
 	if len(in.pooled) != 2 {
 		t.Fatalf("host gather pooled %d vectors, want A and B", len(in.pooled))
+	}
+}
+
+// gatherAt is the host model of the device gather, for tests: dst[k] = src[i] for the k-th set
+// bit i, each element placed from its own word's base as a device thread places it.
+func (t gatherTable) gatherAt(dst, src []fr.Element) {
+	for i := 0; i < t.n; i++ {
+		w := t.words[i/64]
+		b := uint(i % 64)
+		if w>>b&1 == 0 {
+			continue
+		}
+		dst[int(t.base[i/64])+bits.OnesCount64(w&(1<<b-1))] = src[i]
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
@@ -216,11 +215,7 @@ func verifiedNote(v *bool) string {
 }
 
 // heapBytes is the live heap (objects) right now.
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
-}
+func heapBytes() uint64 { return readMetric("/memory/classes/heap/objects:bytes") }
 
 // startPeakHeapSampler polls the live heap every 10 ms; the returned function stops the sampler
 // (once; later calls return the same value) and returns the peak it saw.
