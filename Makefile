@@ -11,15 +11,15 @@ CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=c
 NVCCFLAGS ?= -O3 -std=c++17 --expt-relaxed-constexpr -Xcompiler -fPIC,-O3 $(CUDA_ARCH)
 
 # Packages whose tests exercise CUDA code; their test binaries go into the GPU bundle.
-GPU_TEST_PKGS := $(sort $(patsubst %/,./%/...,$(dir $(wildcard gpu/*_test.go prover/*_test.go))))
+GPU_TEST_PKGS := ./gpu/... ./groth16/gpuprove/... ./prover/...
 
 NATIVE_SRC := $(wildcard native/*.cu)
 NATIVE_HDR := $(wildcard native/*.h native/*.cuh)
 NATIVE_OBJ := $(patsubst native/%.cu,native/build/%.o,$(NATIVE_SRC))
 NATIVE_LIB := native/build/libsnarkd_native.a
-# cuda link flags carry the native library's hash (gpu.NativeLib): Go's build cache does not look
+# cuda link flags carry the native library's hash (cuda.NativeLib): Go's build cache does not look
 # at the library, and without it a rebuilt library could leave a cached binary on the old one.
-CUDA_LDFLAGS = $(LDFLAGS) -X github.com/snarkd/snarkd/gpu.NativeLib=$(shell sha256sum $(NATIVE_LIB) | cut -c1-16)
+CUDA_LDFLAGS = $(LDFLAGS) -X github.com/snarkd/snarkd/gpu/cuda.NativeLib=$(shell sha256sum $(NATIVE_LIB) | cut -c1-16)
 
 .PHONY: all build install run demo test lint cuda native gpu-bundle clean help proto
 
@@ -57,9 +57,9 @@ test:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags cuda ./gpu/... ./internal/bench/... ./prover/... ./cmd/...
+	$(GO) vet -tags cuda ./gpu/... ./groth16/gpuprove/... ./internal/bench/... ./prover/... ./cmd/...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags cuda ./gpu/... ./internal/bench/... ./prover/... ./cmd/...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 -tags cuda ./gpu/... ./groth16/gpuprove/... ./internal/bench/... ./prover/... ./cmd/...
 
 native/build/%.o: native/%.cu $(NATIVE_HDR)
 	@mkdir -p native/build

@@ -91,7 +91,7 @@ func (g GPU) Validate() error {
 }
 
 // checkSimSpec checks the syntax of a simulated GPU spec: comma-separated [COUNTx]SIZE
-// groups, 1..64 devices a group, at least 1 GiB each (gpu.ParseSimSpec builds the devices).
+// groups, 1..64 devices a group, at least 1 GiB each (sim.ParseSpec builds the devices).
 func checkSimSpec(spec string) error {
 	for _, group := range strings.Split(spec, ",") {
 		group = strings.TrimSpace(group)

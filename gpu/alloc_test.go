@@ -1,4 +1,4 @@
-package gpu
+package gpu_test
 
 import (
 	"context"
@@ -10,22 +10,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 	"github.com/snarkd/snarkd/priority"
 )
 
 const mib = 1 << 20
 
-func newTestAllocator(t *testing.T, total, others, headroom uint64) (*SimDevice, *AccountingAllocator) {
+func newTestAllocator(t *testing.T, total, others, headroom uint64) (*sim.Device, *gpu.AccountingAllocator) {
 	t.Helper()
-	dev := NewSimDevice(SimConfig{TotalMem: total, OthersMem: others})
-	a, err := NewAccountingAllocator(dev, AllocatorConfig{Headroom: headroom, RefreshInterval: time.Millisecond})
+	dev := sim.New(sim.Config{TotalMem: total, OthersMem: others})
+	a, err := gpu.NewAccountingAllocator(dev, gpu.AllocatorConfig{Headroom: headroom, RefreshInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return dev, a
 }
 
-func arenaPlan(tier Tier, bytes uint64) Plan { return Plan{Tier: tier, Peak: RoundAlloc(bytes)} }
+func arenaPlan(tier gpu.Tier, bytes uint64) gpu.Plan {
+	return gpu.Plan{Tier: tier, Peak: gpu.RoundAlloc(bytes)}
+}
 
 // waitFor polls cond; it guards against hangs, not durations.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -44,20 +48,20 @@ func TestAdmitPicksBestFittingPlan(t *testing.T) {
 		name              string
 		total, others, hr uint64
 		held              uint64 // granted before
-		wantTier          Tier
+		wantTier          gpu.Tier
 	}{
-		{"all fits with the default headroom", 2048 * mib, 0, 0, 0, TierFull},
-		{"headroom pushes to partial", 1024 * mib, 0, 512 * mib, 0, TierPartial},
-		{"others push to minimal", 1024 * mib, 600 * mib, 100 * mib, 0, TierMinimal},
-		{"granted pushes to minimal", 1024 * mib, 0, 512 * mib, 300 * mib, TierMinimal},
-		{"exactly full", 1024*mib + DefaultHeadroom, 0, 0, 0, TierFull},
+		{"all fits with the default headroom", 2048 * mib, 0, 0, 0, gpu.TierFull},
+		{"headroom pushes to partial", 1024 * mib, 0, 512 * mib, 0, gpu.TierPartial},
+		{"others push to minimal", 1024 * mib, 600 * mib, 100 * mib, 0, gpu.TierMinimal},
+		{"granted pushes to minimal", 1024 * mib, 0, 512 * mib, 300 * mib, gpu.TierMinimal},
+		{"exactly full", 1024*mib + gpu.DefaultHeadroom, 0, 0, 0, gpu.TierFull},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev, a := newTestAllocator(t, tc.total, tc.others, tc.hr)
-			plans := []Plan{arenaPlan(TierFull, 1024*mib), arenaPlan(TierPartial, 400*mib), arenaPlan(TierMinimal, 100*mib)}
+			plans := []gpu.Plan{arenaPlan(gpu.TierFull, 1024*mib), arenaPlan(gpu.TierPartial, 400*mib), arenaPlan(gpu.TierMinimal, 100*mib)}
 			ctx := context.Background()
 			if tc.held > 0 {
-				g, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierFull, tc.held)})
+				g, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierFull, tc.held)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,8 +94,8 @@ func TestAdmitPicksBestFittingPlan(t *testing.T) {
 
 func TestAdmitNeverFits(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
-	_, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierMinimal, 600*mib)})
-	var fe *FitError
+	_, _, err := a.Admit(context.Background(), priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierMinimal, 600*mib)})
+	var fe *gpu.FitError
 	if !errors.As(err, &fe) || fe.Limit != 512*mib {
 		t.Fatalf("Admit = %v, want *FitError with limit 512 MiB", err)
 	}
@@ -113,9 +117,9 @@ func TestAdmissionBound(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(int64(w)))
 			for i := range 40 {
-				plans := []Plan{arenaPlan(TierFull, uint64(rng.Intn(2000)+1)*mib),
-					arenaPlan(TierPartial, uint64(rng.Intn(800)+1)*mib),
-					arenaPlan(TierMinimal, uint64(rng.Intn(300)+1)*mib)}
+				plans := []gpu.Plan{arenaPlan(gpu.TierFull, uint64(rng.Intn(2000)+1)*mib),
+					arenaPlan(gpu.TierPartial, uint64(rng.Intn(800)+1)*mib),
+					arenaPlan(gpu.TierMinimal, uint64(rng.Intn(300)+1)*mib)}
 				g, _, err := a.Admit(ctx, priority.Key{Index: w*100 + i}, plans)
 				if err != nil {
 					errs <- err
@@ -153,9 +157,9 @@ func TestAdmissionBound(t *testing.T) {
 
 func TestAdmitWaitsForOtherProcesses(t *testing.T) {
 	dev, a := newTestAllocator(t, 2048*mib, 1800*mib, 128*mib)
-	got := make(chan *Grant)
+	got := make(chan *gpu.Grant)
 	go func() {
-		g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierMinimal, 200*mib)})
+		g, _, err := a.Admit(context.Background(), priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierMinimal, 200*mib)})
 		if err != nil {
 			t.Error(err)
 		}
@@ -184,7 +188,7 @@ func TestAdmitWaitsForOtherProcesses(t *testing.T) {
 func TestAdmitWaitsForRelease(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib) // 512 MiB to give
 	ctx := context.Background()
-	g1, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierFull, 400*mib)})
+	g1, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierFull, 400*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +205,7 @@ func TestAdmitWaitsForRelease(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g, _, err := a.Admit(ctx, w.prio, []Plan{arenaPlan(TierMinimal, w.bytes)})
+			g, _, err := a.Admit(ctx, w.prio, []gpu.Plan{arenaPlan(gpu.TierMinimal, w.bytes)})
 			if err != nil {
 				t.Error(err)
 				return
@@ -225,7 +229,7 @@ func TestAdmitWaitsForRelease(t *testing.T) {
 
 func TestAdmitCancel(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 512*mib)
-	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierFull, 500*mib)})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierFull, 500*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +237,7 @@ func TestAdmitCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierMinimal, 100*mib)})
+		_, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierMinimal, 100*mib)})
 		done <- err
 	}()
 	waitFor(t, "waiter queued", func() bool { return a.Stats().Waiting == 1 })
@@ -248,12 +252,12 @@ func TestAdmitCancel(t *testing.T) {
 
 func TestPrepareOutOfMemory(t *testing.T) {
 	dev, a := newTestAllocator(t, 1024*mib, 0, 0)
-	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierFull, 300*mib)})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierFull, 300*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dev.SetOthers(900 * mib) // another process took memory after admission
-	if err := g.Prepare(); !IsOutOfMemory(err) {
+	if err := g.Prepare(); !gpu.IsOutOfMemory(err) {
 		t.Fatalf("Prepare = %v, want out-of-memory", err)
 	}
 	g.Release()
@@ -265,7 +269,7 @@ func TestPrepareOutOfMemory(t *testing.T) {
 
 func TestRefreshCountsOnlyOthers(t *testing.T) {
 	dev, a := newTestAllocator(t, 1024*mib, 100*mib, 0)
-	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{arenaPlan(TierFull, 300*mib)})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierFull, 300*mib)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,10 +286,10 @@ func TestRefreshCountsOnlyOthers(t *testing.T) {
 	g.Release()
 }
 
-func residentPlan(arena uint64, keys ...string) Plan {
-	p := arenaPlan(TierFull, arena)
+func residentPlan(arena uint64, keys ...string) gpu.Plan {
+	p := arenaPlan(gpu.TierFull, arena)
 	for _, k := range keys {
-		p.Resident = append(p.Resident, ResidentNeed{Key: k, Bytes: 100 * mib})
+		p.Resident = append(p.Resident, gpu.ResidentNeed{Key: k, Bytes: 100 * mib})
 	}
 	return p
 }
@@ -295,7 +299,7 @@ func TestResidentLRU(t *testing.T) {
 	ctx := context.Background()
 	use := func(keys ...string) {
 		t.Helper()
-		g, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(100*mib, keys...)})
+		g, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{residentPlan(100*mib, keys...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +312,7 @@ func TestResidentLRU(t *testing.T) {
 				t.Fatal(err)
 			}
 			loads := 0
-			load := func(context.Context, DevicePtr) (any, error) { loads++; return "handle-" + k, nil }
+			load := func(context.Context, gpu.DevicePtr) (any, error) { loads++; return "handle-" + k, nil }
 			if _, h, err := rv.Ensure(ctx, load); err != nil || h != "handle-"+k {
 				t.Fatalf("Ensure = %v, %v", h, err)
 			}
@@ -345,22 +349,22 @@ func TestResidentLRU(t *testing.T) {
 func TestResidentFailedLoadIsRetried(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 0)
 	ctx := context.Background()
-	g, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(10*mib, "k")})
+	g, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{residentPlan(10*mib, "k")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rv, _ := g.Resident("k")
 	boom := errors.New("read error")
-	if _, _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) (any, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, _, err := rv.Ensure(ctx, func(context.Context, gpu.DevicePtr) (any, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("Ensure = %v", err)
 	}
 	g.Release()
-	g2, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(10*mib, "k")})
+	g2, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{residentPlan(10*mib, "k")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rv, _ = g2.Resident("k")
-	if _, _, err := rv.Ensure(ctx, func(context.Context, DevicePtr) (any, error) { return nil, nil }); err != nil {
+	if _, _, err := rv.Ensure(ctx, func(context.Context, gpu.DevicePtr) (any, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	g2.Release()
@@ -372,7 +376,7 @@ func TestResidentFailedLoadIsRetried(t *testing.T) {
 
 func TestResidentNeverAllocatedIsDropped(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 0)
-	g, _, err := a.Admit(context.Background(), priority.Key{}, []Plan{residentPlan(10*mib, "k")})
+	g, _, err := a.Admit(context.Background(), priority.Key{}, []gpu.Plan{residentPlan(10*mib, "k")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,12 +388,12 @@ func TestResidentNeverAllocatedIsDropped(t *testing.T) {
 
 // BenchmarkAdmitRelease measures the books' cost per partition attempt (no device work).
 func BenchmarkAdmitRelease(b *testing.B) {
-	dev := NewSimDevice(SimConfig{TotalMem: 16 << 30})
-	a, err := NewAccountingAllocator(dev, AllocatorConfig{})
+	dev := sim.New(sim.Config{TotalMem: 16 << 30})
+	a, err := gpu.NewAccountingAllocator(dev, gpu.AllocatorConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	plans := (Planner{}).Candidates(shapeLarge, false)
+	plans := (gpu.Planner{}).Candidates(shapeLarge, false)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -409,9 +413,9 @@ func BenchmarkAdmitRelease(b *testing.B) {
 // limit, or the last release give it back.
 func TestSpareArena(t *testing.T) {
 	ctx := context.Background()
-	admit := func(t *testing.T, a *AccountingAllocator, bytes uint64) *Grant {
+	admit := func(t *testing.T, a *gpu.AccountingAllocator, bytes uint64) *gpu.Grant {
 		t.Helper()
-		g, _, err := a.Admit(ctx, priority.Key{}, []Plan{arenaPlan(TierFull, bytes)})
+		g, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{arenaPlan(gpu.TierFull, bytes)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,11 +448,11 @@ func TestSpareArena(t *testing.T) {
 				}
 			}
 			g1.Release()
-			wantSpare := RoundAlloc(300 * mib)
+			wantSpare := gpu.RoundAlloc(300 * mib)
 			if tc.othersEarly > 0 {
 				wantSpare = 0
 			}
-			if st := a.Stats(); st.Spare != wantSpare || st.Allocated != RoundAlloc(300*mib)+wantSpare || st.Reserved != RoundAlloc(300*mib) {
+			if st := a.Stats(); st.Spare != wantSpare || st.Allocated != gpu.RoundAlloc(300*mib)+wantSpare || st.Reserved != gpu.RoundAlloc(300*mib) {
 				t.Fatalf("after the first release: %+v", st)
 			}
 			if tc.othersEarly > 0 {
@@ -493,14 +497,14 @@ func TestSpareArena(t *testing.T) {
 func TestResidentKeyOfAnotherSize(t *testing.T) {
 	_, a := newTestAllocator(t, 1024*mib, 0, 400*mib)
 	ctx := context.Background()
-	g, _, err := a.Admit(ctx, priority.Key{}, []Plan{residentPlan(100*mib, "srs")})
+	g, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{residentPlan(100*mib, "srs")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.Release()
 	other := residentPlan(100*mib, "srs")
 	other.Resident[0].Bytes *= 2
-	g2, _, err := a.Admit(ctx, priority.Key{}, []Plan{other})
+	g2, _, err := a.Admit(ctx, priority.Key{}, []gpu.Plan{other})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-// Package gpu is snarkd's only door to GPUs: device inventory, memory accounting and the GPU
-// prover. The CUDA binding builds with the `cuda` tag; without it the package reports no
-// devices and everything runs on the CPU.
+// Package gpu is the device policy: the Device interface, the scheduler that queues partitions
+// by priority and admits them to devices, the accounting allocator (512 MiB headroom, resident
+// SRS vectors evicted LRU), the memory planner and its tiers, the pinned host pool and device
+// regions. It knows no curve arithmetic and no cgo: the CUDA door is gpu/cuda, the simulated
+// device gpu/sim, and the partition prover that runs on both groth16/gpuprove.
 package gpu
 
 import (
@@ -26,9 +28,6 @@ func (d DeviceInfo) String() string {
 		d.ComputeMajor, d.ComputeMinor, d.SMCount, FormatBytes(d.TotalMem), FormatBytes(d.FreeMem))
 }
 
-// ErrNoCUDA is returned by every device call in a build without the `cuda` tag.
-var ErrNoCUDA = errors.New("snarkd was built without CUDA support (build with `make cuda`)")
-
 // Error is a failure reported by the native CUDA code. Code is the cudaError_t value, or one
 // of the native layer's own codes; OutOfMemory reports cudaErrorMemoryAllocation.
 type Error struct {
@@ -41,11 +40,12 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("gpu: %s: %s (code %d)", e.Op, e.Message, e.Code)
 }
 
-// cudaErrorMemoryAllocation is cudaError_t 2 in every CUDA release.
-const cudaErrorMemoryAllocation = 2
+// CodeOutOfMemory is the Error code of a device allocation failure: cudaErrorMemoryAllocation,
+// cudaError_t 2 in every CUDA release.
+const CodeOutOfMemory = 2
 
 // OutOfMemory reports whether the error is a device allocation failure.
-func (e *Error) OutOfMemory() bool { return e.Code == cudaErrorMemoryAllocation }
+func (e *Error) OutOfMemory() bool { return e.Code == CodeOutOfMemory }
 
 // IsOutOfMemory reports whether err wraps a device out-of-memory error.
 func IsOutOfMemory(err error) bool {

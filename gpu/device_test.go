@@ -24,7 +24,7 @@ func TestFormatBytes(t *testing.T) {
 }
 
 func TestIsOutOfMemory(t *testing.T) {
-	oom := &Error{Op: "alloc", Code: cudaErrorMemoryAllocation, Message: "out of memory"}
+	oom := &Error{Op: "alloc", Code: CodeOutOfMemory, Message: "out of memory"}
 	if !IsOutOfMemory(fmt.Errorf("upload a: %w", oom)) {
 		t.Fatal("wrapped OOM not recognised")
 	}

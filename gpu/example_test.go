@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 	"github.com/snarkd/snarkd/priority"
 )
 
 // A daemon started with --simulate-gpus 2x16GiB proves a PoRep-shaped partition (2^22
 // domain) with a work function that stands in for the GPU partition prover.
 func ExampleNewScheduler() {
-	devs, err := gpu.SimulatedDevices("2x16GiB")
+	devs, err := sim.Devices("2x16GiB")
 	if err != nil {
 		panic(err)
 	}

@@ -28,8 +28,8 @@ type HostMem struct {
 	Bytes  []byte
 	Size   uint64
 	Pinned bool
-	// handle identifies a pinned allocation to the device that made it.
-	handle uintptr
+	// Handle identifies a pinned allocation or registration to the Device that made it.
+	Handle uintptr
 }
 
 // Device is what the scheduler needs of one GPU. Only the Allocator calls Alloc and Free.

@@ -90,14 +90,23 @@ func NewPinnedPool(dev Device, budget uint64) *PinnedPool {
 		pins: map[uintptr]*hostPin{}, unpinnable: map[uintptr]bool{}, warned: map[uintptr]bool{}}
 }
 
+// StagingChunk is the unit in which a staged upload goes through page-locked memory: the host
+// copy of one chunk overlaps the DMA of the one before, and it is large enough that the
+// per-copy overhead (an event, a launch) is lost in the transfer.
+const StagingChunk = 64 << 20
+
+// StagingRing is the number of staging chunks one upload cycles through, so that pinned memory
+// per upload stays bounded however large the vector.
+const StagingRing = 4
+
 // stagingReserve is the part of the budget that PinHost leaves to upload staging.
 func (p *PinnedPool) stagingReserve() uint64 { return min(p.budget/2, p.reserve) }
 
 // reserveForWorkers sizes the staging reserve for n partition workers: each can have about six
-// staged uploads in flight, of at most uploadRing chunks each.
+// staged uploads in flight, of at most StagingRing chunks each.
 func (p *PinnedPool) reserveForWorkers(n int) {
 	p.mu.Lock()
-	p.reserve = max(2<<30, uint64(n)*6*uint64(uploadRing*uploadChunk))
+	p.reserve = max(2<<30, uint64(n)*6*uint64(StagingRing*StagingChunk))
 	p.mu.Unlock()
 }
 
@@ -131,7 +140,7 @@ func (p *PinnedPool) pin(b []byte, quiet bool) (release func(), ok bool) {
 		// A longer view of a registered vector, or one that failed to register.
 		p.mu.Unlock()
 		if !quiet {
-			p.fallback(size, true)
+			p.Fallback(size, true)
 		}
 		return noop, false
 	}
@@ -165,7 +174,7 @@ func (p *PinnedPool) pin(b []byte, quiet bool) (release func(), ok bool) {
 				"staging_reserve", FormatBytes(p.stagingReserve()))
 		}
 		if !quiet {
-			p.fallback(size, true)
+			p.Fallback(size, true)
 		}
 		return noop, false
 	}
@@ -184,7 +193,7 @@ func (p *PinnedPool) pin(b []byte, quiet bool) (release func(), ok bool) {
 			log.Debugw("page-locking a host vector failed; it is staged", "bytes", FormatBytes(size), "err", err)
 		} else {
 			log.Warnw("host vector streams from pageable memory: page-locking it failed", "bytes", FormatBytes(size), "err", err)
-			p.fallback(size, true)
+			p.Fallback(size, true)
 		}
 		return noop, false
 	}
@@ -313,7 +322,7 @@ func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
 	if best >= 0 {
 		m := p.cached[best]
 		p.cached = append(p.cached[:best], p.cached[best+1:]...)
-		p.inUse[m.handle] = m
+		p.inUse[m.Handle] = m
 		p.stats.Reuses++
 		p.mu.Unlock()
 		m.Size = size
@@ -337,7 +346,7 @@ func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
 	p.mu.Unlock()
 	p.freeAll(drop)
 	if !fits {
-		p.fallback(size, false)
+		p.Fallback(size, false)
 		return HostMem{}, false
 	}
 	m, err := p.dev.HostAlloc(size)
@@ -346,19 +355,19 @@ func (p *PinnedPool) Acquire(size uint64) (HostMem, bool) {
 		p.mu.Lock()
 		p.held -= size
 		p.mu.Unlock()
-		p.fallback(size, false)
+		p.Fallback(size, false)
 		return HostMem{}, false
 	}
 	p.mu.Lock()
-	p.inUse[m.handle] = m
+	p.inUse[m.Handle] = m
 	p.stats.Allocs++
 	p.mu.Unlock()
 	return m, true
 }
 
-// fallback counts an upload (pin false) or a streamed vector (pin true) left in pageable
+// Fallback counts an upload (pin false) or a streamed vector (pin true) left in pageable
 // memory and reports it to OnFallback.
-func (p *PinnedPool) fallback(size uint64, pin bool) {
+func (p *PinnedPool) Fallback(size uint64, pin bool) {
 	p.mu.Lock()
 	if pin {
 		p.stats.PinFallbacks++
@@ -378,11 +387,11 @@ func (p *PinnedPool) fallback(size uint64, pin bool) {
 func (p *PinnedPool) Release(m HostMem) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	orig, ok := p.inUse[m.handle]
+	orig, ok := p.inUse[m.Handle]
 	if !ok {
 		return fmt.Errorf("gpu: releasing a pinned buffer the pool did not hand out")
 	}
-	delete(p.inUse, m.handle)
+	delete(p.inUse, m.Handle)
 	p.cached = append(p.cached, orig)
 	return nil
 }

@@ -1,15 +1,18 @@
-package gpu
+package gpu_test
 
 import (
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 )
 
 func TestPinnedPool(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
-	p := NewPinnedPool(dev, 100*mib)
+	dev := sim.New(sim.Config{TotalMem: 1 << 30})
+	p := gpu.NewPinnedPool(dev, 100*mib)
 	var fallbacks []uint64
 	p.OnFallback = func(n uint64) { fallbacks = append(fallbacks, n) }
 
@@ -47,7 +50,7 @@ func TestPinnedPool(t *testing.T) {
 	if _, ok := p.Acquire(20 * mib); ok {
 		t.Fatal("acquire with the budget spent succeeded")
 	}
-	for _, m := range []HostMem{b, c} {
+	for _, m := range []gpu.HostMem{b, c} {
 		if err := p.Release(m); err != nil {
 			t.Fatal(err)
 		}
@@ -67,14 +70,14 @@ func TestPinnedPool(t *testing.T) {
 }
 
 func TestDefaultPinnedBudget(t *testing.T) {
-	if b := DefaultPinnedBudget(); b < 1<<28 {
+	if b := gpu.DefaultPinnedBudget(); b < 1<<28 {
 		t.Fatalf("DefaultPinnedBudget = %d", b)
 	}
 }
 
 func TestPinHost(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
-	p := NewPinnedPool(dev, 100*mib) // staging reserve 50 MiB: pins take at most 50 MiB
+	dev := sim.New(sim.Config{TotalMem: 1 << 30})
+	p := gpu.NewPinnedPool(dev, 100*mib) // staging reserve 50 MiB: pins take at most 50 MiB
 	var fallbacks []uint64
 	p.OnFallback = func(n uint64) { fallbacks = append(fallbacks, n) }
 	vec := func(n uint64) []byte { return make([]byte, n) }
@@ -164,8 +167,8 @@ func TestPinHost(t *testing.T) {
 
 func TestPinHostConcurrent(t *testing.T) {
 	// Registration takes a while, so the other callers find it in progress and must wait for it.
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30, RegisterLatency: 20 * time.Millisecond})
-	p := NewPinnedPool(dev, 100*mib)
+	dev := sim.New(sim.Config{TotalMem: 1 << 30, RegisterLatency: 20 * time.Millisecond})
+	p := gpu.NewPinnedPool(dev, 100*mib)
 	pinAll := func(v []byte) (ok int) {
 		var wg sync.WaitGroup
 		var n atomic.Int32
@@ -202,8 +205,8 @@ func TestPinHostConcurrent(t *testing.T) {
 // TestPinHostDuringUnpin: a partition that pins a vector while its expiry is unregistering it
 // waits and registers it again, instead of failing on memory that is still registered.
 func TestPinHostDuringUnpin(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30, RegisterLatency: 30 * time.Millisecond})
-	p := NewPinnedPool(dev, 100*mib)
+	dev := sim.New(sim.Config{TotalMem: 1 << 30, RegisterLatency: 30 * time.Millisecond})
+	p := gpu.NewPinnedPool(dev, 100*mib)
 	v := make([]byte, 10*mib)
 	release, ok := p.PinHost(v)
 	if !ok {
@@ -227,8 +230,8 @@ func TestPinHostDuringUnpin(t *testing.T) {
 // TestPinnedForget: parameters that left the cache are unregistered at once when idle, and at
 // their last release when a partition still streams from them.
 func TestPinnedForget(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
-	p := NewPinnedPool(dev, 100*mib)
+	dev := sim.New(sim.Config{TotalMem: 1 << 30})
+	p := gpu.NewPinnedPool(dev, 100*mib)
 	idle, busy := make([]byte, 10*mib), make([]byte, 20*mib)
 	release, _ := p.PinHost(idle)
 	release()
@@ -262,8 +265,8 @@ func TestPinnedForget(t *testing.T) {
 // TestPinnedRoom: Room is what PinHost can still register, counting the caller's own
 // registration and the cached staging buffers PinHost would drop.
 func TestPinnedRoom(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 1 << 30})
-	p := NewPinnedPool(dev, 100*mib) // staging reserve 50 MiB: pins take at most 50 MiB
+	dev := sim.New(sim.Config{TotalMem: 1 << 30})
+	p := gpu.NewPinnedPool(dev, 100*mib) // staging reserve 50 MiB: pins take at most 50 MiB
 	a, b := make([]byte, 20*mib), make([]byte, 40*mib)
 	if got := p.Room(nil); got != 50*mib {
 		t.Fatalf("empty pool: room %d MiB, want 50", got/mib)

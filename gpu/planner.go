@@ -43,13 +43,14 @@ const (
 	QueryA
 	QueryBG1
 	QueryBG2
-	numQueries
+	// NumQueries counts the queries (array lengths).
+	NumQueries
 )
 
-var queryNames = [numQueries]string{"h", "l", "a", "b_g1", "b_g2"}
+var queryNames = [NumQueries]string{"h", "l", "a", "b_g1", "b_g2"}
 
 func (q Query) String() string {
-	if q >= 0 && q < numQueries {
+	if q >= 0 && q < NumQueries {
 		return queryNames[q]
 	}
 	return fmt.Sprintf("query(%d)", int(q))
@@ -98,7 +99,7 @@ type Shape struct {
 	// LogDomain is log2 of the evaluation domain (27 for a 32 GiB PoRep partition).
 	LogDomain uint32
 	// Points per query: the length of each SRS vector the MSM reads (H is domain − 1).
-	Points [numQueries]uint64
+	Points [NumQueries]uint64
 	// SRSKey identifies the parameter file; resident vectors are keyed by it and the query.
 	SRSKey string
 }
@@ -269,7 +270,7 @@ type Plan struct {
 	SRSResident bool
 	// ChunkLog is log2 of the points per MSM chunk.
 	ChunkLog uint32
-	MSMFlags [numQueries]MSMFlags
+	MSMFlags [NumQueries]MSMFlags
 	// Peak is the arena size: the largest phase, every buffer rounded to AllocGranularity.
 	Peak     uint64
 	Buffers  []Buffer
@@ -421,7 +422,7 @@ func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 	// workspace, or scalars read from host memory through staging. The full tier keeps the
 	// scalars on the device; lower tiers take whichever layout is smaller.
 	phaseQ := func(onDevice bool) (scal, ws uint64) {
-		for q := QueryL; q < numQueries; q++ {
+		for q := QueryL; q < NumQueries; q++ {
 			f := MSMSplit01 | pointFlag
 			if onDevice {
 				scal = max(scal, RoundAlloc(s.Points[q]*FrBytes))
@@ -439,7 +440,7 @@ func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 		}
 	}
 	p.ScalarsOnDevice = scal > 0
-	for q := QueryL; q < numQueries; q++ {
+	for q := QueryL; q < NumQueries; q++ {
 		p.MSMFlags[q] = MSMSplit01 | pointFlag
 		if !p.ScalarsOnDevice {
 			p.MSMFlags[q] |= MSMScalarsOnHost
@@ -483,7 +484,7 @@ func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 	p.CompactNTT = compact
 	p.Resident = []ResidentNeed{{Key: NTTKey(s.LogDomain, p.CompactNTT), Bytes: sz.NTTDomainBytes(s.LogDomain, p.CompactNTT)}}
 	if srsResident {
-		for q := QueryH; q < numQueries; q++ {
+		for q := QueryH; q < NumQueries; q++ {
 			if s.Points[q] > 0 {
 				p.Resident = append(p.Resident, ResidentNeed{Key: SRSKey(s.SRSKey, q), Bytes: s.SRSBytes(q)})
 			}
@@ -530,4 +531,33 @@ func (pl Planner) Candidates(s Shape, allowResident bool) []Plan {
 		out = append(out, p)
 	}
 	return out
+}
+
+// DensityBuffer names the buffer of a plan with scalar buffers that holds the A and B queries'
+// aux densities (GatherTableBytes each), from which the device gathers their scalars out of L's:
+// the witness then goes up once, and the host neither gathers nor holds the A and B vectors.
+const DensityBuffer = "density"
+
+// GatherTableBytes is the device size of a density mask over n variables as the gather reads
+// it: the mask's 64-bit words, then the number of set bits before each word (uint32).
+func GatherTableBytes(n uint64) uint64 {
+	w := (n + 63) / 64
+	return GatherBaseOffset(n) + align256(w*4)
+}
+
+// GatherBaseOffset is where, in a density table over n variables, the per-word counts start.
+func GatherBaseOffset(n uint64) uint64 { return align256((n + 63) / 64 * 8) }
+
+// OnlyTier is a Config.PlanFilter keeping the plans of one tier (with the SRS resident or
+// streamed as srsResident says).
+func OnlyTier(t Tier, srsResident bool) func([]Plan) []Plan {
+	return func(plans []Plan) []Plan {
+		var out []Plan
+		for _, p := range plans {
+			if p.Tier == t && p.SRSResident == srsResident {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
 }

@@ -7,7 +7,7 @@ import (
 
 // porepShape is a 32 GiB PoRep partition (gpu-performance.md §3.1).
 var porepShape = Shape{LogDomain: 27, SRSKey: "porep-32g",
-	Points: [numQueries]uint64{1<<27 - 1, 130_000_000, 130_000_000, 33_000_000, 33_000_000}}
+	Points: [NumQueries]uint64{1<<27 - 1, 130_000_000, 130_000_000, 33_000_000, 33_000_000}}
 
 func TestModelSizer(t *testing.T) {
 	for _, tc := range []struct {
@@ -65,8 +65,8 @@ func TestPlanLayout(t *testing.T) {
 	phases := [][]string{{"a", "b", "c"}, {"a", "msm.h"}, {"scalars", "msm"}}
 	for _, s := range []Shape{
 		porepShape,
-		{LogDomain: 20, SRSKey: "small", Points: [numQueries]uint64{1<<20 - 1, 900_000, 950_000, 200_000, 200_000}},
-		{LogDomain: 10, Points: [numQueries]uint64{1023, 10, 1000, 0, 0}},
+		{LogDomain: 20, SRSKey: "small", Points: [NumQueries]uint64{1<<20 - 1, 900_000, 950_000, 200_000, 200_000}},
+		{LogDomain: 10, Points: [NumQueries]uint64{1023, 10, 1000, 0, 0}},
 	} {
 		for _, res := range []bool{false, true} {
 			for tier := TierFull; tier <= TierMinimal; tier++ {
@@ -82,7 +82,7 @@ func TestPlanLayout(t *testing.T) {
 						t.Errorf("%s: ScalarBuffers = %v", name, p.ScalarBuffers)
 					}
 					if p.ScalarBuffers {
-						for q := QueryL; q < numQueries; q++ {
+						for q := QueryL; q < NumQueries; q++ {
 							b, ok := p.Buffer(ScalarBuffer(q))
 							if ok != (s.Points[q] > 0 || (q == QueryBG1 && s.Points[QueryBG2] > 0)) && q != QueryBG2 {
 								t.Errorf("%s: buffer %s present %v", name, ScalarBuffer(q), ok)
@@ -143,7 +143,7 @@ func TestPlanLayout(t *testing.T) {
 					}
 					wantRes := 1
 					if res {
-						for q := QueryH; q < numQueries; q++ {
+						for q := QueryH; q < NumQueries; q++ {
 							if s.Points[q] > 0 {
 								wantRes++
 							}
@@ -216,7 +216,7 @@ func TestPoRepPlans(t *testing.T) {
 		}
 	}
 	srs := uint64(0)
-	for q := QueryH; q < numQueries; q++ {
+	for q := QueryH; q < NumQueries; q++ {
 		srs += RoundAlloc(porepShape.SRSBytes(q))
 	}
 	for i, p := range plans {

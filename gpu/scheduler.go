@@ -10,9 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
-	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/priority"
 )
 
@@ -128,7 +125,7 @@ type Scheduler struct {
 	planner Planner
 	devs    []*devState
 	pinned  *PinnedPool
-	unhook  func() // removes the pool-release hook (cs.OnVectorRelease)
+	onClose []func() // run by Close (OnClose)
 	seq     atomic.Uint64
 
 	ctx    context.Context
@@ -186,9 +183,6 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	if cfg.Metrics != nil {
 		s.pinned.OnFallback = cfg.Metrics.PinnedFallback
 	}
-	// A recycled witness vector registered in place must not stay locked, and alive, once its
-	// compiled circuit's pool lets it go.
-	s.unhook = cs.OnVectorRelease(func(v []fr.Element) { s.pinned.Forget(pooledBytes(v)) })
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if cfg.ResidentTTL == 0 {
 		s.cfg.ResidentTTL = 5 * time.Minute
@@ -267,11 +261,23 @@ func (s *Scheduler) Close() error {
 	for _, d := range s.devs {
 		d.alloc.EvictIdle()
 	}
-	if s.unhook != nil {
-		s.unhook()
+	s.qmu.Lock()
+	hooks := s.onClose
+	s.onClose = nil
+	s.qmu.Unlock()
+	for _, fn := range hooks {
+		fn()
 	}
 	s.pinned.Trim()
 	return nil
+}
+
+// OnClose registers fn to run when the scheduler closes, after its workers stopped (a prover
+// built on it removes its hooks there).
+func (s *Scheduler) OnClose(fn func()) {
+	s.qmu.Lock()
+	s.onClose = append(s.onClose, fn)
+	s.qmu.Unlock()
 }
 
 type item struct {

@@ -1,4 +1,4 @@
-package gpu
+package gpu_test
 
 import (
 	"context"
@@ -13,17 +13,19 @@ import (
 
 	logging "github.com/ipfs/go-log/v2"
 
+	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 	"github.com/snarkd/snarkd/priority"
 )
 
 // Shapes of the test partitions: small enough for megabyte-sized simulated GPUs.
 var (
-	shapeSmall = Shape{LogDomain: 14, SRSKey: "winning",
-		Points: [numQueries]uint64{1<<14 - 1, 15_000, 16_000, 4_000, 4_000}}
-	shapeMedium = Shape{LogDomain: 18, SRSKey: "window",
-		Points: [numQueries]uint64{1<<18 - 1, 250_000, 260_000, 60_000, 60_000}}
-	shapeLarge = Shape{LogDomain: 20, SRSKey: "porep",
-		Points: [numQueries]uint64{1<<20 - 1, 1_000_000, 1_040_000, 250_000, 250_000}}
+	shapeSmall = gpu.Shape{LogDomain: 14, SRSKey: "winning",
+		Points: [gpu.NumQueries]uint64{1<<14 - 1, 15_000, 16_000, 4_000, 4_000}}
+	shapeMedium = gpu.Shape{LogDomain: 18, SRSKey: "window",
+		Points: [gpu.NumQueries]uint64{1<<18 - 1, 250_000, 260_000, 60_000, 60_000}}
+	shapeLarge = gpu.Shape{LogDomain: 20, SRSKey: "porep",
+		Points: [gpu.NumQueries]uint64{1<<20 - 1, 1_000_000, 1_040_000, 250_000, 250_000}}
 )
 
 // simProver is a WorkFunc that does what the GPU prover does, in simulation: uploads the
@@ -37,7 +39,7 @@ type simProver struct {
 	gate     chan struct{} // when non-nil, work waits for it to close
 }
 
-func (sp *simProver) work(ctx context.Context, run *Run) error {
+func (sp *simProver) work(ctx context.Context, run *gpu.Run) error {
 	if sp.gate != nil {
 		select {
 		case <-sp.gate:
@@ -47,7 +49,7 @@ func (sp *simProver) work(ctx context.Context, run *Run) error {
 	}
 	// a, b and c sit in host memory together, as synthesis leaves them; each comes from the
 	// pinned pool when it has room.
-	var pinned []HostMem
+	var pinned []gpu.HostMem
 	defer func() {
 		for _, m := range pinned {
 			if err := run.Pinned.Release(m); err != nil {
@@ -64,7 +66,7 @@ func (sp *simProver) work(ctx context.Context, run *Run) error {
 		if ok {
 			pinned = append(pinned, src)
 		} else {
-			src = HostMem{Size: size}
+			src = gpu.HostMem{Size: size}
 		}
 		if err := run.Upload(ctx, ptr, src); err != nil {
 			return fmt.Errorf("uploading %s: %w", name, err)
@@ -75,8 +77,8 @@ func (sp *simProver) work(ctx context.Context, run *Run) error {
 		if err != nil {
 			return err
 		}
-		if _, _, err := rv.Ensure(ctx, func(ctx context.Context, p DevicePtr) (any, error) {
-			return nil, run.Upload(ctx, p, HostMem{Size: r.Bytes, Pinned: true})
+		if _, _, err := rv.Ensure(ctx, func(ctx context.Context, p gpu.DevicePtr) (any, error) {
+			return nil, run.Upload(ctx, p, gpu.HostMem{Size: r.Bytes, Pinned: true})
 		}); err != nil {
 			return err
 		}
@@ -101,19 +103,19 @@ func (sp *simProver) work(ctx context.Context, run *Run) error {
 // eventLog collects events from every goroutine.
 type eventLog struct {
 	mu  sync.Mutex
-	evs []Event
+	evs []gpu.Event
 }
 
-func (l *eventLog) add(ev Event) {
+func (l *eventLog) add(ev gpu.Event) {
 	l.mu.Lock()
 	l.evs = append(l.evs, ev)
 	l.mu.Unlock()
 }
 
-func (l *eventLog) of(typ EventType) []Event {
+func (l *eventLog) of(typ gpu.EventType) []gpu.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []Event
+	var out []gpu.Event
 	for _, ev := range l.evs {
 		if ev.Type == typ {
 			out = append(out, ev)
@@ -124,18 +126,18 @@ func (l *eventLog) of(typ EventType) []Event {
 
 type countMetrics struct {
 	mu       sync.Mutex
-	tiers    map[Tier]int
+	tiers    map[gpu.Tier]int
 	oom      int
 	fallback int
 }
 
-func (m *countMetrics) PlanGranted(_ int, _ string, tier Tier, _ bool, _ uint64) {
+func (m *countMetrics) PlanGranted(_ int, _ string, tier gpu.Tier, _ bool, _ uint64) {
 	m.mu.Lock()
 	m.tiers[tier]++
 	m.mu.Unlock()
 }
 
-func (m *countMetrics) AllocFailed(int, Tier) {
+func (m *countMetrics) AllocFailed(int, gpu.Tier) {
 	m.mu.Lock()
 	m.oom++
 	m.mu.Unlock()
@@ -148,11 +150,11 @@ func (m *countMetrics) PinnedFallback(uint64) {
 }
 
 // needOf is the device memory a device must offer for plan (tier, resident) of s.
-func needOf(s Shape, tier Tier, resident bool) uint64 {
-	return (Planner{}).Plan(s, tier, resident).Need()
+func needOf(s gpu.Shape, tier gpu.Tier, resident bool) uint64 {
+	return (gpu.Planner{}).Plan(s, tier, resident).Need()
 }
 
-func newTestScheduler(t *testing.T, cfg Config, devs ...*SimDevice) (*Scheduler, *eventLog) {
+func newTestScheduler(t *testing.T, cfg gpu.Config, devs ...*sim.Device) (*gpu.Scheduler, *eventLog) {
 	t.Helper()
 	log := &eventLog{}
 	for _, d := range devs {
@@ -162,7 +164,7 @@ func newTestScheduler(t *testing.T, cfg Config, devs ...*SimDevice) (*Scheduler,
 	if cfg.Allocator.RefreshInterval == 0 {
 		cfg.Allocator.RefreshInterval = 200 * time.Microsecond
 	}
-	s, err := NewScheduler(cfg)
+	s, err := gpu.NewScheduler(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func newTestScheduler(t *testing.T, cfg Config, devs ...*SimDevice) (*Scheduler,
 }
 
 // checkIdle closes s and checks that every accounted byte came back.
-func checkIdle(t *testing.T, s *Scheduler, devs ...*SimDevice) {
+func checkIdle(t *testing.T, s *gpu.Scheduler, devs ...*sim.Device) {
 	t.Helper()
 	for i := range devs {
 		if st := s.Allocator(i).Stats(); st.Grants != 0 || st.Waiting != 0 || st.Reserved != st.ResidentBytes {
@@ -196,38 +198,38 @@ func checkIdle(t *testing.T, s *Scheduler, devs ...*SimDevice) {
 }
 
 func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
-	full := needOf(shapeLarge, TierFull, false)
+	full := needOf(shapeLarge, gpu.TierFull, false)
 	// Each failure moves one candidate down: full, partial, partial with compact NTT tables,
 	// minimal with compact tables.
-	cands := (Planner{}).Candidates(shapeLarge, false)
-	if len(cands) != 4 || cands[2].Tier != TierPartial || !cands[2].CompactNTT || cands[3].Tier != TierMinimal {
+	cands := (gpu.Planner{}).Candidates(shapeLarge, false)
+	if len(cands) != 4 || cands[2].Tier != gpu.TierPartial || !cands[2].CompactNTT || cands[3].Tier != gpu.TierMinimal {
 		t.Fatalf("candidates %v", cands)
 	}
 	for _, tc := range []struct {
 		inject   int
 		retries  int
-		wantTier Tier
+		wantTier gpu.Tier
 		wantErr  bool
 	}{
-		{inject: 0, wantTier: TierFull},
-		{inject: 1, wantTier: TierPartial},
-		{inject: 2, wantTier: TierPartial},
-		{inject: 3, wantTier: TierMinimal},
-		{inject: 5, wantTier: TierMinimal}, // the minimal plan is retried
+		{inject: 0, wantTier: gpu.TierFull},
+		{inject: 1, wantTier: gpu.TierPartial},
+		{inject: 2, wantTier: gpu.TierPartial},
+		{inject: 3, wantTier: gpu.TierMinimal},
+		{inject: 5, wantTier: gpu.TierMinimal}, // the minimal plan is retried
 		{inject: 20, retries: 3, wantErr: true},
 	} {
 		t.Run(fmt.Sprintf("inject=%d", tc.inject), func(t *testing.T) {
-			dev := NewSimDevice(SimConfig{TotalMem: full + 64*mib})
-			m := &countMetrics{tiers: map[Tier]int{}}
-			s, log := newTestScheduler(t, Config{WorkersPerDevice: 1, MaxOOMRetries: tc.retries,
-				Metrics: m, Allocator: AllocatorConfig{Headroom: 64 * mib}}, dev)
+			dev := sim.New(sim.Config{TotalMem: full + 64*mib})
+			m := &countMetrics{tiers: map[gpu.Tier]int{}}
+			s, log := newTestScheduler(t, gpu.Config{WorkersPerDevice: 1, MaxOOMRetries: tc.retries,
+				Metrics: m, Allocator: gpu.AllocatorConfig{Headroom: 64 * mib}}, dev)
 			dev.InjectAllocFailures(tc.inject)
 			sp := &simProver{}
-			var events []Event
-			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge,
-				OnEvent: func(ev Event) { events = append(events, ev) }}, sp.work)
+			var events []gpu.Event
+			res, err := s.Prove(context.Background(), gpu.Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge,
+				OnEvent: func(ev gpu.Event) { events = append(events, ev) }}, sp.work)
 			if tc.wantErr {
-				if err == nil || !IsOutOfMemory(err) {
+				if err == nil || !gpu.IsOutOfMemory(err) {
 					t.Fatalf("Prove = %v, want an out-of-memory error after the retries", err)
 				}
 				if res.OOMs != tc.retries+1 {
@@ -244,11 +246,11 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 				res.OOMs != tc.inject || res.Attempts != tc.inject+1 {
 				t.Fatalf("result %+v (tier %s), want tier %s after %d OOMs", res, res.Plan.Tier, tc.wantTier, tc.inject)
 			}
-			if got := len(log.of(EventAllocFailed)); got != tc.inject || m.oom != tc.inject {
+			if got := len(log.of(gpu.EventAllocFailed)); got != tc.inject || m.oom != tc.inject {
 				t.Fatalf("%d alloc-failed events, %d metric counts, want %d", got, m.oom, tc.inject)
 			}
 			last := events[len(events)-1]
-			if last.Type != EventDone || last.Tier != tc.wantTier || last.CompactNTT != res.Plan.CompactNTT {
+			if last.Type != gpu.EventDone || last.Tier != tc.wantTier || last.CompactNTT != res.Plan.CompactNTT {
 				t.Fatalf("last job event %+v", last)
 			}
 			if m.tiers[tc.wantTier] == 0 {
@@ -263,14 +265,14 @@ func TestSchedulerInjectedFailuresShrinkPlan(t *testing.T) {
 }
 
 func TestSchedulerPartitionWaitsForMemory(t *testing.T) {
-	minimal := (Planner{}).PlanCompact(shapeLarge, TierMinimal, false).Need()
+	minimal := (gpu.Planner{}).PlanCompact(shapeLarge, gpu.TierMinimal, false).Need()
 	total := minimal + 32*mib // with the headroom, exactly the minimal plan fits an idle device
-	dev := NewSimDevice(SimConfig{TotalMem: total, OthersMem: total / 2})
-	s, log := newTestScheduler(t, Config{Allocator: AllocatorConfig{Headroom: 32 * mib}}, dev)
+	dev := sim.New(sim.Config{TotalMem: total, OthersMem: total / 2})
+	s, log := newTestScheduler(t, gpu.Config{Allocator: gpu.AllocatorConfig{Headroom: 32 * mib}}, dev)
 	sp := &simProver{}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge}, sp.work)
+		_, err := s.Prove(context.Background(), gpu.Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge}, sp.work)
 		done <- err
 	}()
 	waitFor(t, "the partition waits for memory", func() bool { return s.Allocator(0).Stats().Waiting == 1 })
@@ -283,38 +285,38 @@ func TestSchedulerPartitionWaitsForMemory(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if ev := log.of(EventAdmitted); len(ev) != 1 || ev[0].Tier != TierMinimal || ev[0].Waited <= 0 {
+	if ev := log.of(gpu.EventAdmitted); len(ev) != 1 || ev[0].Tier != gpu.TierMinimal || ev[0].Waited <= 0 {
 		t.Fatalf("admitted %+v", ev)
 	}
 	checkIdle(t, s, dev)
 }
 
 func TestSchedulerRejectsPlanThatNeverFits(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: needOf(shapeLarge, TierMinimal, false)})
-	s, _ := newTestScheduler(t, Config{}, dev)
-	_, err := s.Prove(context.Background(), Partition{JobID: "j", Shape: shapeLarge}, (&simProver{}).work)
-	var fe *FitError
+	dev := sim.New(sim.Config{TotalMem: needOf(shapeLarge, gpu.TierMinimal, false)})
+	s, _ := newTestScheduler(t, gpu.Config{}, dev)
+	_, err := s.Prove(context.Background(), gpu.Partition{JobID: "j", Shape: shapeLarge}, (&simProver{}).work)
+	var fe *gpu.FitError
 	if !errors.As(err, &fe) {
 		t.Fatalf("Prove = %v, want *FitError", err)
 	}
 }
 
 func TestSchedulerPriorityOrder(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
-	s, log := newTestScheduler(t, Config{WorkersPerDevice: 1}, dev)
+	dev := sim.New(sim.Config{TotalMem: 4 << 30})
+	s, log := newTestScheduler(t, gpu.Config{WorkersPerDevice: 1}, dev)
 	gate := &simProver{gate: make(chan struct{})}
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall}, gate.work)
+		_, err := s.Prove(context.Background(), gpu.Partition{JobID: "blocker", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall}, gate.work)
 		first <- err
 	}()
 	waitFor(t, "the worker holds the blocker", func() bool { return s.Allocator(0).Stats().Grants == 1 })
 
 	t0 := time.Unix(1_700_000_000, 0)
-	var parts []Partition
+	var parts []gpu.Partition
 	for i, k := range []testKind{kindPoRep, kindSnap, kindWindow, kindWinning} {
 		for j := range 3 {
-			parts = append(parts, Partition{JobID: fmt.Sprintf("%s-%d", k.name, j), Kind: k.name, Class: k.class,
+			parts = append(parts, gpu.Partition{JobID: fmt.Sprintf("%s-%d", k.name, j), Kind: k.name, Class: k.class,
 				Submitted: t0.Add(time.Duration((j*7+i*3)%5) * time.Second), Index: 2 - j, Shape: shapeSmall})
 		}
 	}
@@ -337,7 +339,7 @@ func TestSchedulerPriorityOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []priority.Key
-	for _, ev := range log.of(EventAdmitted) {
+	for _, ev := range log.of(gpu.EventAdmitted) {
 		if ev.JobID != "blocker" {
 			got = append(got, priority.Key{Class: classOf(ev.Kind), JobID: ev.JobID, Index: ev.Index})
 		}
@@ -356,17 +358,17 @@ func TestSchedulerPriorityOrder(t *testing.T) {
 }
 
 func TestSchedulerCancelQueued(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
-	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 1}, dev)
+	dev := sim.New(sim.Config{TotalMem: 4 << 30})
+	s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 1}, dev)
 	gate := &simProver{gate: make(chan struct{})}
 	go func() {
-		_, _ = s.Prove(context.Background(), Partition{JobID: "blocker", Shape: shapeSmall}, gate.work)
+		_, _ = s.Prove(context.Background(), gpu.Partition{JobID: "blocker", Shape: shapeSmall}, gate.work)
 	}()
 	waitFor(t, "the worker holds the blocker", func() bool { return s.Allocator(0).Stats().Grants == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, err := s.Prove(ctx, Partition{JobID: "queued", Shape: shapeSmall}, (&simProver{}).work)
+		_, err := s.Prove(ctx, gpu.Partition{JobID: "queued", Shape: shapeSmall}, (&simProver{}).work)
 		done <- err
 	}()
 	waitFor(t, "queued", func() bool { return s.Status().Queued == 1 })
@@ -395,13 +397,13 @@ func TestSchedulerCancelQueued(t *testing.T) {
 func TestSchedulerRandomStream(t *testing.T) {
 	const headroom = 64 * mib
 	// Device 0 fits one full PoRep plan; device 1 fits the PoRep SRS beside two full plans.
-	small := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: needOf(shapeLarge, TierFull, false) + needOf(shapeLarge, TierMinimal, false)/2 + headroom,
+	small := sim.New(sim.Config{Ordinal: 0, TotalMem: needOf(shapeLarge, gpu.TierFull, false) + needOf(shapeLarge, gpu.TierMinimal, false)/2 + headroom,
 		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: 5 * time.Microsecond})
-	big := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 2*needOf(shapeLarge, TierFull, true) + 256*mib + headroom,
+	big := sim.New(sim.Config{Ordinal: 1, TotalMem: 2*needOf(shapeLarge, gpu.TierFull, true) + 256*mib + headroom,
 		PinnedBandwidth: 1e14, PageableBandwidth: 1e13, KernelLatency: 5 * time.Microsecond})
-	m := &countMetrics{tiers: map[Tier]int{}}
-	s, log := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, MaxOOMRetries: 100, ResidentTTL: -1,
-		PinnedBudget: 64 * mib, Metrics: m, Allocator: AllocatorConfig{Headroom: headroom}}, small, big)
+	m := &countMetrics{tiers: map[gpu.Tier]int{}}
+	s, log := newTestScheduler(t, gpu.Config{WorkersPerDevice: 2, SRSResidency: true, MaxOOMRetries: 100, ResidentTTL: -1,
+		PinnedBudget: 64 * mib, Metrics: m, Allocator: gpu.AllocatorConfig{Headroom: headroom}}, small, big)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second) // deadlock guard only
 	defer cancel()
@@ -411,7 +413,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 	var failures atomic.Int32
 	kinds := testKinds
 	nparts := map[testKind]int{kindWinning: 1, kindWindow: 2, kindPoRep: 10, kindSnap: 16}
-	shapes := map[testKind]Shape{kindWinning: shapeSmall, kindWindow: shapeMedium, kindPoRep: shapeLarge,
+	shapes := map[testKind]gpu.Shape{kindWinning: shapeSmall, kindWindow: shapeMedium, kindPoRep: shapeLarge,
 		kindSnap: shapeMedium}
 	// Status is polled throughout, as `snarkd status` would.
 	statusDone := make(chan struct{})
@@ -437,7 +439,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.Prove(ctx, Partition{JobID: fmt.Sprintf("job-%02d", j), Kind: k.name, Class: k.class, Submitted: submitted,
+				_, err := s.Prove(ctx, gpu.Partition{JobID: fmt.Sprintf("job-%02d", j), Kind: k.name, Class: k.class, Submitted: submitted,
 					Index: i, Shape: shapes[k]}, sp.work)
 				if err != nil {
 					failures.Add(1)
@@ -471,7 +473,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 	if n := sp.overlaps.Load(); n != 0 {
 		t.Fatalf("kernels overlapped %d times on one device", n)
 	}
-	for i, d := range []*SimDevice{small, big} {
+	for i, d := range []*sim.Device{small, big} {
 		if n := d.Stats().MaxConcurrentLaunches; n != 1 {
 			t.Fatalf("gpu %d ran %d kernels at once", i, n)
 		}
@@ -485,18 +487,18 @@ func TestSchedulerRandomStream(t *testing.T) {
 		hasQueued bool
 	}
 	recs := map[string]*rec{}
-	key := func(ev Event) string { return fmt.Sprintf("%s/%d", ev.JobID, ev.Index) }
-	for _, ev := range log.of(EventQueued) {
+	key := func(ev gpu.Event) string { return fmt.Sprintf("%s/%d", ev.JobID, ev.Index) }
+	for _, ev := range log.of(gpu.EventQueued) {
 		recs[key(ev)] = &rec{queued: ev.Seq, hasQueued: true}
 	}
-	for _, ev := range log.of(EventAdmitted) {
+	for _, ev := range log.of(gpu.EventAdmitted) {
 		r := recs[key(ev)]
 		if ev.Attempt == 1 {
 			r.taken = ev.Seq
 		}
 	}
 	for _, p := range log.evs {
-		if r := recs[key(p)]; r != nil && p.Type == EventQueued {
+		if r := recs[key(p)]; r != nil && p.Type == gpu.EventQueued {
 			r.prio = priority.Key{Class: classOf(p.Kind), JobID: p.JobID, Index: p.Index}
 		}
 	}
@@ -528,7 +530,7 @@ func TestSchedulerRandomStream(t *testing.T) {
 	if m.fallback == 0 || s.Pinned().Stats().Fallbacks != m.fallback {
 		t.Errorf("pinned fallbacks: metric %d, pool %+v; the stream should exhaust the pool", m.fallback, s.Pinned().Stats())
 	}
-	for i, d := range []*SimDevice{small, big} {
+	for i, d := range []*sim.Device{small, big} {
 		if peak, limit := d.Stats().PeakAllocated, s.Allocator(i).Stats().Total-headroom; peak > limit {
 			t.Errorf("gpu %d: this process held %d bytes at peak, more than total − headroom %d", i, peak, limit)
 		}
@@ -537,9 +539,9 @@ func TestSchedulerRandomStream(t *testing.T) {
 }
 
 func TestSchedulerResidentTTL(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
-	s, _ := newTestScheduler(t, Config{SRSResidency: true, ResidentTTL: time.Millisecond}, dev)
-	res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "window-post", Class: priority.WindowPoSt, Shape: shapeMedium}, (&simProver{}).work)
+	dev := sim.New(sim.Config{TotalMem: 4 << 30})
+	s, _ := newTestScheduler(t, gpu.Config{SRSResidency: true, ResidentTTL: time.Millisecond}, dev)
+	res, err := s.Prove(context.Background(), gpu.Partition{JobID: "j", Kind: "window-post", Class: priority.WindowPoSt, Shape: shapeMedium}, (&simProver{}).work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,11 +560,11 @@ func TestSchedulerResidentTTL(t *testing.T) {
 // BenchmarkSchedulerOverhead measures queue, admission and worker hand-off per partition on
 // 2 simulated devices × 2 workers with instant copies and kernels.
 func BenchmarkSchedulerOverhead(b *testing.B) {
-	var devs []Device
+	var devs []gpu.Device
 	for i := range 2 {
-		devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 16 << 30}))
+		devs = append(devs, sim.New(sim.Config{Ordinal: i, TotalMem: 16 << 30}))
 	}
-	s, err := NewScheduler(Config{Devices: devs, ResidentTTL: -1})
+	s, err := gpu.NewScheduler(gpu.Config{Devices: devs, ResidentTTL: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -574,7 +576,7 @@ func BenchmarkSchedulerOverhead(b *testing.B) {
 		i := 0
 		for pb.Next() {
 			i++
-			if _, err := s.Prove(ctx, Partition{JobID: "bench", Kind: "porep-c2", Class: priority.Seal, Index: i, Shape: shapeLarge}, sp.work); err != nil {
+			if _, err := s.Prove(ctx, gpu.Partition{JobID: "bench", Kind: "porep-c2", Class: priority.Seal, Index: i, Shape: shapeLarge}, sp.work); err != nil {
 				b.Error(err)
 				return
 			}
@@ -586,13 +588,13 @@ func BenchmarkSchedulerOverhead(b *testing.B) {
 // is taken over by the other device's worker as soon as that one is free, instead of waiting
 // for memory that may not come back soon.
 func TestSchedulerTakeOver(t *testing.T) {
-	starved := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: 4 << 30, OthersMem: 4<<30 - 100*mib})
-	free := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 4 << 30})
-	s, log := newTestScheduler(t, Config{WorkersPerDevice: 1}, starved, free)
+	starved := sim.New(sim.Config{Ordinal: 0, TotalMem: 4 << 30, OthersMem: 4<<30 - 100*mib})
+	free := sim.New(sim.Config{Ordinal: 1, TotalMem: 4 << 30})
+	s, log := newTestScheduler(t, gpu.Config{WorkersPerDevice: 1}, starved, free)
 	gate := &simProver{gate: make(chan struct{})}
-	blocker := make(chan Result, 1)
+	blocker := make(chan gpu.Result, 1)
 	go func() {
-		res, err := s.Prove(context.Background(), Partition{JobID: "blocker", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge}, gate.work)
+		res, err := s.Prove(context.Background(), gpu.Partition{JobID: "blocker", Kind: "porep-c2", Class: priority.Seal, Shape: shapeLarge}, gate.work)
 		if err != nil {
 			t.Error(err)
 		}
@@ -600,9 +602,9 @@ func TestSchedulerTakeOver(t *testing.T) {
 	}()
 	waitFor(t, "the blocker runs on the free device", func() bool { return s.Allocator(1).Stats().Grants == 1 })
 
-	done := make(chan Result, 1)
+	done := make(chan gpu.Result, 1)
 	go func() {
-		res, err := s.Prove(context.Background(), Partition{JobID: "p", Kind: "window-post", Class: priority.WindowPoSt, Shape: shapeLarge}, (&simProver{}).work)
+		res, err := s.Prove(context.Background(), gpu.Partition{JobID: "p", Kind: "window-post", Class: priority.WindowPoSt, Shape: shapeLarge}, (&simProver{}).work)
 		if err != nil {
 			t.Error(err)
 		}
@@ -618,7 +620,7 @@ func TestSchedulerTakeOver(t *testing.T) {
 	if res := <-blocker; res.Device != 1 {
 		t.Fatalf("blocker ran on gpu %d", res.Device)
 	}
-	var res Result
+	var res gpu.Result
 	select {
 	case res = <-done:
 	case <-time.After(20 * time.Second): // hang guard, not a timing assertion
@@ -629,7 +631,7 @@ func TestSchedulerTakeOver(t *testing.T) {
 	}
 	waitFor(t, "the starved device's waiter leaves", func() bool { return s.Allocator(0).Stats().Waiting == 0 })
 	var admitted []int
-	for _, ev := range log.of(EventAdmitted) {
+	for _, ev := range log.of(gpu.EventAdmitted) {
 		if ev.JobID == "p" {
 			admitted = append(admitted, ev.Device)
 		}
@@ -644,15 +646,15 @@ func TestSchedulerTakeOver(t *testing.T) {
 func TestSchedulerCloseWhileWaiting(t *testing.T) {
 	for _, ndev := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d devices", ndev), func(t *testing.T) {
-			var devs []*SimDevice
+			var devs []*sim.Device
 			for i := range ndev {
-				devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 4 << 30, OthersMem: 4<<30 - 100*mib}))
+				devs = append(devs, sim.New(sim.Config{Ordinal: i, TotalMem: 4 << 30, OthersMem: 4<<30 - 100*mib}))
 			}
-			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 1}, devs...)
+			s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 1}, devs...)
 			errc := make(chan error, 2)
 			for range 2 {
 				go func() {
-					_, err := s.Prove(context.Background(), Partition{JobID: "p", Shape: shapeLarge}, (&simProver{}).work)
+					_, err := s.Prove(context.Background(), gpu.Partition{JobID: "p", Shape: shapeLarge}, (&simProver{}).work)
 					errc <- err
 				}()
 			}
@@ -683,12 +685,12 @@ func TestSchedulerCloseWhileWaiting(t *testing.T) {
 // to completion.
 func TestSqueezeRehearsal(t *testing.T) {
 	const h200 = 150_109_880_320 // bytes, as the H200's driver reports
-	shapeOf := func(lg uint32) Shape {
+	shapeOf := func(lg uint32) gpu.Shape {
 		n := uint64(1) << lg
-		return Shape{LogDomain: lg, SRSKey: fmt.Sprintf("synthetic-2^%d", lg),
-			Points: [numQueries]uint64{n - 1, n - n/16, n - n/32, n / 4, n / 4}}
+		return gpu.Shape{LogDomain: lg, SRSKey: fmt.Sprintf("synthetic-2^%d", lg),
+			Points: [gpu.NumQueries]uint64{n - 1, n - n/16, n - n/32, n / 4, n / 4}}
 	}
-	rankOf := func(p Plan) int { // resident full 0 … streamed minimal 5
+	rankOf := func(p gpu.Plan) int { // resident full 0 … streamed minimal 5
 		if p.SRSResident {
 			return int(p.Tier)
 		}
@@ -702,21 +704,20 @@ func TestSqueezeRehearsal(t *testing.T) {
 			if left > 0 {
 				others = h200 - uint64(left*(1<<30))
 			}
-			smallest := (Planner{}).PlanCompact(shape, TierMinimal, false).Need()
-			if left > 0 && smallest > uint64(left*(1<<30))-DefaultHeadroom {
-				t.Logf("2^%d, %.1f GiB left: the minimal plan (%s) cannot fit", lg, left, FormatBytes(smallest))
+			smallest := (gpu.Planner{}).PlanCompact(shape, gpu.TierMinimal, false).Need()
+			if left > 0 && smallest > uint64(left*(1<<30))-gpu.DefaultHeadroom {
+				t.Logf("2^%d, %.1f GiB left: the minimal plan (%s) cannot fit", lg, left, gpu.FormatBytes(smallest))
 				continue
 			}
-			dev := NewSimDevice(SimConfig{TotalMem: h200, OthersMem: others})
-			s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true}, dev)
-			d := s.devs[0]
-			plans := s.candidates(d, &Partition{Shape: shape})
-			first, _, ok := d.alloc.TryAdmit(priority.Key{}, plans)
+			dev := sim.New(sim.Config{TotalMem: h200, OthersMem: others})
+			s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 2, SRSResidency: true}, dev)
+			plans := s.Candidates(shape)
+			first, _, ok := s.Allocator(0).TryAdmit(priority.Key{}, plans)
 			if !ok {
 				t.Fatalf("2^%d, %.1f GiB left: nothing admitted on an otherwise idle device", lg, left)
 			}
 			second := "waits"
-			if g, _, ok := d.alloc.TryAdmit(priority.Key{}, plans); ok {
+			if g, _, ok := s.Allocator(0).TryAdmit(priority.Key{}, plans); ok {
 				second = g.Plan.String()
 				g.Release()
 			}
@@ -736,7 +737,7 @@ func TestSqueezeRehearsal(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := s.Prove(context.Background(), Partition{JobID: "squeeze", Kind: "porep-c2", Class: priority.Seal, Index: p, Shape: shape},
+					if _, err := s.Prove(context.Background(), gpu.Partition{JobID: "squeeze", Kind: "porep-c2", Class: priority.Seal, Index: p, Shape: shape},
 						(&simProver{}).work); err != nil {
 						t.Error(err)
 					}
@@ -751,7 +752,7 @@ func TestSqueezeRehearsal(t *testing.T) {
 func TestPriorityOrder(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	// Each partition ranks before the next.
-	ordered := []Partition{
+	ordered := []gpu.Partition{
 		{Kind: "winning-post", Class: priority.WinningPoSt, Submitted: t0.Add(time.Hour), JobID: "z"},
 		{Kind: "window-post", Class: priority.WindowPoSt, JobID: "a"}, // zero time: first of its class
 		{Kind: "window-post", Class: priority.WindowPoSt, Submitted: t0, JobID: "b"},
@@ -776,18 +777,18 @@ func TestSchedulerWorkPanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = logging.SetLogLevel("snarkd/gpu", "info") }()
-	dev := NewSimDevice(SimConfig{TotalMem: 4 << 30})
-	s, log := newTestScheduler(t, Config{}, dev)
-	_, err := s.Prove(context.Background(), Partition{JobID: "j", Shape: shapeSmall},
-		func(context.Context, *Run) error { panic("kernel binding bug") })
-	if err == nil || IsOutOfMemory(err) {
+	dev := sim.New(sim.Config{TotalMem: 4 << 30})
+	s, log := newTestScheduler(t, gpu.Config{}, dev)
+	_, err := s.Prove(context.Background(), gpu.Partition{JobID: "j", Shape: shapeSmall},
+		func(context.Context, *gpu.Run) error { panic("kernel binding bug") })
+	if err == nil || gpu.IsOutOfMemory(err) {
 		t.Fatalf("Prove = %v, want the panic as an error", err)
 	}
-	if ev := log.of(EventFailed); len(ev) != 1 {
+	if ev := log.of(gpu.EventFailed); len(ev) != 1 {
 		t.Fatalf("failed events %+v", ev)
 	}
 	// The scheduler keeps working.
-	if _, err := s.Prove(context.Background(), Partition{JobID: "k", Shape: shapeSmall}, (&simProver{}).work); err != nil {
+	if _, err := s.Prove(context.Background(), gpu.Partition{JobID: "k", Shape: shapeSmall}, (&simProver{}).work); err != nil {
 		t.Fatal(err)
 	}
 	checkIdle(t, s, dev)
@@ -799,20 +800,20 @@ func TestSchedulerWorkPanics(t *testing.T) {
 // running. Every Prove must return (success or its own cancellation), kernels must never
 // overlap, and the books must end empty.
 func TestSchedulerChaos(t *testing.T) {
-	var devs []*SimDevice
+	var devs []*sim.Device
 	for i := range 2 {
-		devs = append(devs, NewSimDevice(SimConfig{Ordinal: i, TotalMem: 3 * needOf(shapeLarge, TierFull, false),
+		devs = append(devs, sim.New(sim.Config{Ordinal: i, TotalMem: 3 * needOf(shapeLarge, gpu.TierFull, false),
 			PinnedBandwidth: 1e13, PageableBandwidth: 1e12, KernelLatency: 2 * time.Microsecond}))
 	}
-	s, _ := newTestScheduler(t, Config{SRSResidency: true, MaxOOMRetries: 1000, PinnedBudget: 96 * mib,
-		ResidentTTL: -1, Allocator: AllocatorConfig{Headroom: 32 * mib}}, devs...)
+	s, _ := newTestScheduler(t, gpu.Config{SRSResidency: true, MaxOOMRetries: 1000, PinnedBudget: 96 * mib,
+		ResidentTTL: -1, Allocator: gpu.AllocatorConfig{Headroom: 32 * mib}}, devs...)
 	guard, stopGuard := context.WithTimeout(context.Background(), 45*time.Second) // deadlock guard
 	defer stopGuard()
 	rng := rand.New(rand.NewSource(7))
 	sp := &simProver{}
 	var wg sync.WaitGroup
 	var cancelled, succeeded atomic.Int32
-	shapes := []Shape{shapeSmall, shapeMedium, shapeLarge}
+	shapes := []gpu.Shape{shapeSmall, shapeMedium, shapeLarge}
 	for i := range 150 {
 		ctx, cancel := context.WithCancel(guard)
 		cancelAfter := time.Duration(-1)
@@ -820,7 +821,7 @@ func TestSchedulerChaos(t *testing.T) {
 			cancelAfter = time.Duration(rng.Intn(400)) * time.Microsecond
 		}
 		k := testKinds[rng.Intn(len(testKinds))]
-		p := Partition{JobID: fmt.Sprintf("job-%03d", i/4), Kind: k.name, Class: k.class, Index: i % 4,
+		p := gpu.Partition{JobID: fmt.Sprintf("job-%03d", i/4), Kind: k.name, Class: k.class, Index: i % 4,
 			Submitted: time.Now(), Shape: shapes[rng.Intn(len(shapes))]}
 		wg.Add(1)
 		go func() {
@@ -872,16 +873,16 @@ func TestSchedulerChaos(t *testing.T) {
 // TestSchedulerMixedCards: a partition too large for one card ever to hold runs on the card
 // that can; one too large for every card fails with *FitError.
 func TestSchedulerMixedCards(t *testing.T) {
-	minimal := needOf(shapeLarge, TierMinimal, false)
-	small := NewSimDevice(SimConfig{Ordinal: 0, TotalMem: minimal / 2})
-	big := NewSimDevice(SimConfig{Ordinal: 1, TotalMem: 4 * minimal})
-	s, _ := newTestScheduler(t, Config{Allocator: AllocatorConfig{Headroom: 16 * mib}}, small, big)
+	minimal := needOf(shapeLarge, gpu.TierMinimal, false)
+	small := sim.New(sim.Config{Ordinal: 0, TotalMem: minimal / 2})
+	big := sim.New(sim.Config{Ordinal: 1, TotalMem: 4 * minimal})
+	s, _ := newTestScheduler(t, gpu.Config{Allocator: gpu.AllocatorConfig{Headroom: 16 * mib}}, small, big)
 	var wg sync.WaitGroup
 	for i := range 6 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := s.Prove(context.Background(), Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Index: i, Shape: shapeLarge},
+			res, err := s.Prove(context.Background(), gpu.Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal, Index: i, Shape: shapeLarge},
 				(&simProver{}).work)
 			if err != nil || res.Device != 1 {
 				t.Errorf("partition %d: gpu %d, %v", i, res.Device, err)
@@ -889,7 +890,7 @@ func TestSchedulerMixedCards(t *testing.T) {
 		}()
 	}
 	// Small partitions still use the small card.
-	if res, err := s.Prove(context.Background(), Partition{JobID: "w", Kind: "winning-post", Class: priority.WinningPoSt, Shape: shapeSmall},
+	if res, err := s.Prove(context.Background(), gpu.Partition{JobID: "w", Kind: "winning-post", Class: priority.WinningPoSt, Shape: shapeSmall},
 		(&simProver{}).work); err != nil {
 		t.Fatal(err)
 	} else {
@@ -898,8 +899,8 @@ func TestSchedulerMixedCards(t *testing.T) {
 	wg.Wait()
 	huge := shapeLarge
 	huge.LogDomain = 26
-	_, err := s.Prove(context.Background(), Partition{JobID: "h", Shape: huge}, (&simProver{}).work)
-	var fe *FitError
+	_, err := s.Prove(context.Background(), gpu.Partition{JobID: "h", Shape: huge}, (&simProver{}).work)
+	var fe *gpu.FitError
 	if !errors.As(err, &fe) {
 		t.Fatalf("Prove of a partition no card can hold = %v, want *FitError", err)
 	}
@@ -909,14 +910,14 @@ func TestSchedulerMixedCards(t *testing.T) {
 // TestRunHoldKernels: while one run holds the kernel lock, its own kernels run and another
 // worker's kernel waits; after release the other kernel runs.
 func TestRunHoldKernels(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 8 << 30})
-	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2}, dev)
+	dev := sim.New(sim.Config{TotalMem: 8 << 30})
+	s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 2}, dev)
 	held, release := make(chan struct{}), make(chan struct{})
 	var otherRan, ownRan atomic.Bool
 	done := make(chan error, 2)
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "holder", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
-			func(ctx context.Context, run *Run) error {
+		_, err := s.Prove(context.Background(), gpu.Partition{JobID: "holder", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
+			func(ctx context.Context, run *gpu.Run) error {
 				rel, err := run.HoldKernels(ctx)
 				if err != nil {
 					return err
@@ -945,8 +946,8 @@ func TestRunHoldKernels(t *testing.T) {
 	<-held
 	reached := make(chan struct{})
 	go func() {
-		_, err := s.Prove(context.Background(), Partition{JobID: "other", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
-			func(ctx context.Context, run *Run) error {
+		_, err := s.Prove(context.Background(), gpu.Partition{JobID: "other", Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
+			func(ctx context.Context, run *gpu.Run) error {
 				close(reached)
 				return run.Kernel(ctx, "other", func() error { otherRan.Store(true); return nil })
 			})
@@ -973,25 +974,25 @@ func TestRunHoldKernels(t *testing.T) {
 // TestRunHoldKernelsReleasedAfterWork: a work function that returns, or panics, holding the
 // kernel lock does not keep the device's other partitions from running.
 func TestRunHoldKernelsReleasedAfterWork(t *testing.T) {
-	dev := NewSimDevice(SimConfig{TotalMem: 8 << 30})
-	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 1}, dev)
-	for i, work := range []WorkFunc{
-		func(ctx context.Context, run *Run) error { _, err := run.HoldKernels(ctx); return err },
-		func(ctx context.Context, run *Run) error {
+	dev := sim.New(sim.Config{TotalMem: 8 << 30})
+	s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 1}, dev)
+	for i, work := range []gpu.WorkFunc{
+		func(ctx context.Context, run *gpu.Run) error { _, err := run.HoldKernels(ctx); return err },
+		func(ctx context.Context, run *gpu.Run) error {
 			if _, err := run.HoldKernels(ctx); err != nil {
 				return err
 			}
 			panic("work function bug")
 		},
 	} {
-		_, err := s.Prove(context.Background(), Partition{JobID: fmt.Sprint("leaky-", i), Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall}, work)
+		_, err := s.Prove(context.Background(), gpu.Partition{JobID: fmt.Sprint("leaky-", i), Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall}, work)
 		if (i == 1) != (err != nil) {
 			t.Fatalf("work %d: %v", i, err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ran := false
-		_, err = s.Prove(ctx, Partition{JobID: fmt.Sprint("next-", i), Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
-			func(ctx context.Context, run *Run) error {
+		_, err = s.Prove(ctx, gpu.Partition{JobID: fmt.Sprint("next-", i), Kind: "porep-c2", Class: priority.Seal, Shape: shapeSmall},
+			func(ctx context.Context, run *gpu.Run) error {
 				return run.Kernel(ctx, "next", func() error { ran = true; return nil })
 			})
 		cancel()
@@ -1006,30 +1007,29 @@ func TestRunHoldKernelsReleasedAfterWork(t *testing.T) {
 // other workers keep room for a partial plan each beside it.
 func TestSchedulerLeavesRoomForWorkers(t *testing.T) {
 	const gib = 1 << 30
-	shape := Shape{LogDomain: 27, SRSKey: "porep-32g",
-		Points: [numQueries]uint64{1<<27 - 1, 130_000_000, 130_000_000, 33_000_000, 33_000_000}}
+	shape := gpu.Shape{LogDomain: 27, SRSKey: "porep-32g",
+		Points: [gpu.NumQueries]uint64{1<<27 - 1, 130_000_000, 130_000_000, 33_000_000, 33_000_000}}
 	for _, tc := range []struct {
 		card    uint64
 		workers int
-		first   Tier
+		first   gpu.Tier
 		second  string // the plan admitted beside the first, or "waits"
 	}{
-		{24 * gib, 2, TierPartial, "partial"},
-		{24 * gib, 1, TierFull, "waits"},
-		{32 * gib, 2, TierFull, "partial"},
-		{16 * gib, 2, TierPartial, "waits"},
+		{24 * gib, 2, gpu.TierPartial, "partial"},
+		{24 * gib, 1, gpu.TierFull, "waits"},
+		{32 * gib, 2, gpu.TierFull, "partial"},
+		{16 * gib, 2, gpu.TierPartial, "waits"},
 	} {
-		t.Run(fmt.Sprintf("%s-%d", FormatBytes(tc.card), tc.workers), func(t *testing.T) {
-			dev := NewSimDevice(SimConfig{TotalMem: tc.card})
-			s, _ := newTestScheduler(t, Config{WorkersPerDevice: tc.workers, SRSResidency: true}, dev)
-			d := s.devs[0]
-			plans := s.candidates(d, &Partition{Shape: shape})
-			first, _, ok := d.alloc.TryAdmit(priority.Key{}, plans)
+		t.Run(fmt.Sprintf("%s-%d", gpu.FormatBytes(tc.card), tc.workers), func(t *testing.T) {
+			dev := sim.New(sim.Config{TotalMem: tc.card})
+			s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: tc.workers, SRSResidency: true}, dev)
+			plans := s.Candidates(shape)
+			first, _, ok := s.Allocator(0).TryAdmit(priority.Key{}, plans)
 			if !ok || first.Plan.Tier != tc.first || first.Plan.SRSResident {
 				t.Fatalf("first partition: %v (admitted %v), want %s streamed", first, ok, tc.first)
 			}
 			second := "waits"
-			if g, _, ok := d.alloc.TryAdmit(priority.Key{}, plans); ok {
+			if g, _, ok := s.Allocator(0).TryAdmit(priority.Key{}, plans); ok {
 				second = g.Plan.Tier.String()
 				g.Release()
 			}
@@ -1072,19 +1072,19 @@ func classOf(kind string) priority.Class {
 // the A and B scalars itself; a smaller one, or a scheduler without SRS residency, leaves them
 // to the host before admission.
 func TestGathersOnDevice(t *testing.T) {
-	wide := Planner{WideChunks: true}.Plan(shapeLarge, TierFull, true)
+	wide := gpu.Planner{WideChunks: true}.Plan(shapeLarge, gpu.TierFull, true)
 	need := 2*wide.Peak + 1<<30
 	for _, r := range wide.Resident {
-		need += RoundAlloc(r.Bytes)
+		need += gpu.RoundAlloc(r.Bytes)
 	}
 	for _, tc := range []struct {
 		name      string
 		mem       uint64
 		residency bool
 		want      bool
-	}{{"room for both wide arenas", need + DefaultHeadroom, true, true}, {"no SRS residency", need + DefaultHeadroom, false, false},
+	}{{"room for both wide arenas", need + gpu.DefaultHeadroom, true, true}, {"no SRS residency", need + gpu.DefaultHeadroom, false, false},
 		{"too small for wide arenas", need / 2, true, false}} {
-		s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: tc.residency}, NewSimDevice(SimConfig{TotalMem: tc.mem}))
+		s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 2, SRSResidency: tc.residency}, sim.New(sim.Config{TotalMem: tc.mem}))
 		if got := s.GathersOnDevice(shapeLarge); got != tc.want {
 			t.Errorf("%s: GathersOnDevice = %v, want %v", tc.name, got, tc.want)
 		}
@@ -1094,13 +1094,13 @@ func TestGathersOnDevice(t *testing.T) {
 // TestGathersOnDeviceFollowsPlanFilter: a plan filter that leaves out the wide plan leaves the
 // A and B gather to the host, before admission.
 func TestGathersOnDeviceFollowsPlanFilter(t *testing.T) {
-	wide := Planner{WideChunks: true}.Plan(shapeLarge, TierFull, true)
-	need := 2*wide.Peak + 1<<30 + DefaultHeadroom
+	wide := gpu.Planner{WideChunks: true}.Plan(shapeLarge, gpu.TierFull, true)
+	need := 2*wide.Peak + 1<<30 + gpu.DefaultHeadroom
 	for _, r := range wide.Resident {
-		need += RoundAlloc(r.Bytes)
+		need += gpu.RoundAlloc(r.Bytes)
 	}
-	s, _ := newTestScheduler(t, Config{WorkersPerDevice: 2, SRSResidency: true, PlanFilter: OnlyTier(TierPartial, true)},
-		NewSimDevice(SimConfig{TotalMem: need}))
+	s, _ := newTestScheduler(t, gpu.Config{WorkersPerDevice: 2, SRSResidency: true, PlanFilter: gpu.OnlyTier(gpu.TierPartial, true)},
+		sim.New(sim.Config{TotalMem: need}))
 	if s.GathersOnDevice(shapeLarge) {
 		t.Fatal("device gather reported for a scheduler whose filter grants only partial plans")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 	"github.com/snarkd/snarkd/priority"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
@@ -16,7 +17,7 @@ import (
 // TestGPUStatusAndMetrics: a daemon on a simulated GPU scheduler reports each device's books,
 // tiers and workers in Status, and the plan counters and memory gauges on /metrics.
 func TestGPUStatusAndMetrics(t *testing.T) {
-	devs, err := gpu.SimulatedDevices("2x16GiB")
+	devs, err := sim.Devices("2x16GiB")
 	if err != nil {
 		t.Fatal(err)
 	}

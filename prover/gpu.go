@@ -10,25 +10,26 @@ import (
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/groth16/gpuprove"
 )
 
 // GPUBackend proves partitions with the GPU partition prover: the scheduler picks the device
 // and the memory plan, the kernels run the H step and the MSMs, and the CPU assembles the proof.
 type GPUBackend struct {
-	prover *gpu.Prover
+	prover *gpuprove.Prover
 	name   string
 	// observe, when set, is told every partition's result (its stages and timeline).
-	observe func(gpu.ProveResult)
+	observe func(gpuprove.ProveResult)
 }
 
 // Observe makes b call fn with every partition it proves (benchmarks read the GPU timeline);
 // call it before the first proof.
-func (b *GPUBackend) Observe(fn func(gpu.ProveResult)) { b.observe = fn }
+func (b *GPUBackend) Observe(fn func(gpuprove.ProveResult)) { b.observe = fn }
 
 // NewGPUBackend returns a backend over sched's devices; name is what Status reports ("cuda",
 // or "simulated" for --simulate-gpus).
 func NewGPUBackend(sched *gpu.Scheduler, name string) *GPUBackend {
-	return &GPUBackend{prover: gpu.NewProver(sched), name: name}
+	return &GPUBackend{prover: gpuprove.NewProver(sched), name: name}
 }
 
 // Name implements Backend.
@@ -46,7 +47,7 @@ func (b *GPUBackend) ForgetParams(pk *groth16.Parameters) { b.prover.ForgetParam
 
 // Prove implements Backend.
 func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
-	res, err := b.prover.Prove(ctx, gpu.ProveRequest{
+	res, err := b.prover.Prove(ctx, gpuprove.ProveRequest{
 		JobID: info.JobID, Kind: string(info.Kind), Class: info.Class, Submitted: info.Submitted, Index: info.Index,
 		PK: pk, PA: pa, R: *r, S: *s,
 		OnEvent: func(ev gpu.Event) {

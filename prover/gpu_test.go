@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 )
 
 // TestPipelineSimulatedGPU proves a multi-partition request through the GPU backend on two
@@ -81,11 +82,11 @@ func TestGPUBackendForgetsEvictedParams(t *testing.T) {
 	}
 }
 
-// simScheduler is a scheduler over simulated devices (gpu.SimulatedDevices spec), closed when
+// simScheduler is a scheduler over simulated devices (sim.Devices spec), closed when
 // the test ends.
 func simScheduler(t *testing.T, spec string, cfg gpu.Config) *gpu.Scheduler {
 	t.Helper()
-	devs, err := gpu.SimulatedDevices(spec)
+	devs, err := sim.Devices(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

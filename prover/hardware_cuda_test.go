@@ -21,6 +21,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/cuda"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -33,7 +34,7 @@ import (
 // are compared, not verified). SNARKD_HEAVY_TESTS=1 adds the 32 GiB partition (≈ 80 GiB of
 // host memory).
 func TestHardwarePoRepCompiledProofs(t *testing.T) {
-	if n, err := gpu.DeviceCount(); err != nil || n == 0 {
+	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
 		t.Skip("no CUDA device visible")
 	}
 	types := []abi.RegisteredSealProof{abi.RegisteredSealProof_StackedDrg2KiBV1_1, abi.RegisteredSealProof_StackedDrg8MiBV1_1}
@@ -41,12 +42,12 @@ func TestHardwarePoRepCompiledProofs(t *testing.T) {
 		types = append(types, abi.RegisteredSealProof_StackedDrg32GiBV1_1)
 	}
 	ctx := context.Background()
-	dev, err := gpu.NewHardwareDevice(0)
+	dev, err := cuda.NewHardwareDevice(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sched, err := gpu.NewScheduler(gpu.Config{Devices: []gpu.Device{dev}, WorkersPerDevice: 1, SRSResidency: true,
-		Sizer: gpu.KernelSizer(0), ResidentTTL: -1})
+		Sizer: cuda.KernelSizer(0), ResidentTTL: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/cuda"
 )
 
 func benchGPUCommand() *cli.Command {
@@ -32,7 +32,7 @@ func benchGPUCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print the rows as JSON instead of a table"},
 		},
 		Action: func(cctx *cli.Context) error {
-			cfg := gpu.KernelBenchConfig{
+			cfg := cuda.KernelBenchConfig{
 				Ordinal:  cctx.Int("device"),
 				Runs:     cctx.Int("runs"),
 				Distinct: cctx.Uint("distinct"),
@@ -67,7 +67,7 @@ func benchGPUCommand() *cli.Command {
 				logw = f
 			}
 			cfg.Log = logw
-			devs, err := gpu.Devices()
+			devs, err := cuda.Devices()
 			if err != nil {
 				return err
 			}
@@ -76,14 +76,14 @@ func benchGPUCommand() *cli.Command {
 					fmt.Fprintln(cctx.App.Writer, d.String())
 				}
 			}
-			rows, err := gpu.KernelBench(cctx.Context, cfg)
+			rows, err := cuda.KernelBench(cctx.Context, cfg)
 			if cctx.Bool("json") {
 				enc := json.NewEncoder(cctx.App.Writer)
 				for _, r := range rows {
 					_ = enc.Encode(r)
 				}
 			} else {
-				gpu.FormatKernelBench(cctx.App.Writer, rows)
+				cuda.FormatKernelBench(cctx.App.Writer, rows)
 			}
 			if err != nil {
 				return fmt.Errorf("bench gpu: %w", err)

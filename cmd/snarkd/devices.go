@@ -6,7 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/cuda"
 )
 
 func devicesCommand() *cli.Command {
@@ -15,7 +15,7 @@ func devicesCommand() *cli.Command {
 		Usage: "list the GPUs this binary can use (name, VRAM total and free, SMs)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
-			devs, err := gpu.Devices()
+			devs, err := cuda.Devices()
 			if err != nil {
 				return err
 			}
@@ -24,11 +24,11 @@ func devicesCommand() *cli.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(devs)
 			}
-			if !gpu.CUDAEnabled {
+			if !cuda.CUDAEnabled {
 				fmt.Fprintln(c.App.Writer, "built without CUDA: proving runs on the CPU (build with `make cuda` for GPUs)")
 				return nil
 			}
-			if rt, drv, err := gpu.Versions(); err == nil {
+			if rt, drv, err := cuda.Versions(); err == nil {
 				fmt.Fprintf(c.App.Writer, "CUDA runtime %d.%d, driver %d.%d\n", rt/1000, rt%1000/10, drv/1000, drv%1000/10)
 			}
 			if len(devs) == 0 {

@@ -17,6 +17,8 @@ import (
 	"github.com/snarkd/snarkd/buildinfo"
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/cuda"
+	"github.com/snarkd/snarkd/gpu/sim"
 	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/plugin"
 	"github.com/snarkd/snarkd/plugin/cuzk"
@@ -259,7 +261,7 @@ func announce(c *cli.Context, cfg config.Config, a announcement) error {
 		fmt.Fprintf(w, "cuzk gRPC proving API for Curio on %s\n", a.cuzk)
 	}
 	log.Infow("snarkd starting", "version", buildinfo.String(), "repo", repo, "backend", a.backend,
-		"native", gpu.NativeLib, "listen", addr.String(), "go_memory_limit", gpu.FormatBytes(memLimit), "memory_limit_from", memLimitSource,
+		"native", cuda.NativeLib, "listen", addr.String(), "go_memory_limit", gpu.FormatBytes(memLimit), "memory_limit_from", memLimitSource,
 		"compute_goroutines", cores.N(), "gomaxprocs", runtime.GOMAXPROCS(0))
 	fmt.Fprintf(w, "snarkd %s listening on %s (backend %s)\n", buildinfo.String(), url, a.backend)
 	fmt.Fprintf(w, "SNARKD_API_INFO=%s:%s\n", writeTok, info)
@@ -294,11 +296,11 @@ func newGPUScheduler(g config.GPU, backend string, opts *plugin.Options) (*gpu.S
 		err  error
 	)
 	if backend == backendSimulated {
-		devs, err = gpu.SimulatedDevices(g.Simulate)
+		devs, err = sim.Devices(g.Simulate)
 		if err != nil {
 			return nil, fmt.Errorf("GPU.Simulate: %w", err)
 		}
-	} else if devs, err = gpu.HardwareDevices(); err != nil {
+	} else if devs, err = cuda.HardwareDevices(); err != nil {
 		return nil, fmt.Errorf("opening the GPUs: %w", err)
 	}
 	if devs, err = selectDevices(devs, g.Devices); err != nil {
@@ -306,7 +308,7 @@ func newGPUScheduler(g config.GPU, backend string, opts *plugin.Options) (*gpu.S
 	}
 	var sizer gpu.Sizer // nil: the model, which is what simulated devices run with
 	if backend != backendSimulated {
-		sizer = gpu.KernelSizer(devs[0].Info().Ordinal)
+		sizer = cuda.KernelSizer(devs[0].Info().Ordinal)
 	}
 	metrics := plugin.NewGPUMetrics()
 	sched, err := gpu.NewScheduler(gpu.Config{
@@ -377,10 +379,10 @@ func resolveBackend(want string) (string, error) {
 	case "cpu":
 		return "cpu", nil
 	case "cuda":
-		if !gpu.CUDAEnabled {
-			return "", fmt.Errorf("Prover.Backend is cuda but %w", gpu.ErrNoCUDA)
+		if !cuda.CUDAEnabled {
+			return "", fmt.Errorf("Prover.Backend is cuda but %w", cuda.ErrNoCUDA)
 		}
-		n, err := gpu.DeviceCount()
+		n, err := cuda.DeviceCount()
 		if err != nil {
 			return "", fmt.Errorf("Prover.Backend is cuda: %w", err)
 		}
@@ -389,10 +391,10 @@ func resolveBackend(want string) (string, error) {
 		}
 		return "cuda", nil
 	default: // auto
-		if !gpu.CUDAEnabled {
+		if !cuda.CUDAEnabled {
 			return "cpu", nil
 		}
-		n, err := gpu.DeviceCount()
+		n, err := cuda.DeviceCount()
 		if err != nil || n == 0 {
 			log.Warnw("no usable CUDA device, proving on the CPU", "err", err)
 			return "cpu", nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/gpu/sim"
 	"github.com/snarkd/snarkd/plugin"
 )
 
@@ -36,7 +36,7 @@ func TestResolveBackendWithoutCUDA(t *testing.T) {
 }
 
 func TestSelectDevices(t *testing.T) {
-	devs, err := gpu.SimulatedDevices("3x16GiB")
+	devs, err := sim.Devices("3x16GiB")
 	if err != nil {
 		t.Fatal(err)
 	}

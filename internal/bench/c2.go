@@ -24,6 +24,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/groth16/gpuprove"
 	"github.com/snarkd/snarkd/internal/cores"
 	"github.com/snarkd/snarkd/prover"
 )
@@ -291,15 +292,15 @@ func (rep *C2Report) Format(w io.Writer) {
 // spanSet collects the kernel spans of every partition the GPU backend proved.
 type spanSet struct {
 	mu    sync.Mutex
-	spans []gpu.StageSpan
+	spans []gpuprove.StageSpan
 }
 
 // add keeps res's kernel spans (not its CPU preparation, admission wait, uploads or assembly).
-func (s *spanSet) add(res gpu.ProveResult) {
+func (s *spanSet) add(res gpuprove.ProveResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sp := range res.Timeline {
-		if !gpu.IsKernelSpan(sp.Name) {
+		if !gpuprove.IsKernelSpan(sp.Name) {
 			continue
 		}
 		s.spans = append(s.spans, sp)
@@ -309,7 +310,7 @@ func (s *spanSet) add(res gpu.ProveResult) {
 // busyWithin is the union of the spans' time inside [from, to].
 func (s *spanSet) busyWithin(from, to time.Time) time.Duration {
 	s.mu.Lock()
-	spans := append([]gpu.StageSpan(nil), s.spans...)
+	spans := append([]gpuprove.StageSpan(nil), s.spans...)
 	s.mu.Unlock()
 	sort.Slice(spans, func(i, j int) bool { return spans[i].Start.Before(spans[j].Start) })
 	var busy time.Duration

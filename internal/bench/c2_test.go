@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/groth16/gpuprove"
 	"github.com/snarkd/snarkd/prover"
 )
 
@@ -14,13 +14,13 @@ func TestBusyWithin(t *testing.T) {
 	t0 := time.Unix(1_700_000_000, 0)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	var s spanSet
-	s.add(gpu.ProveResult{Timeline: []gpu.StageSpan{
+	s.add(gpuprove.ProveResult{Timeline: []gpuprove.StageSpan{
 		{Name: "prepare (cpu)", Start: at(0), End: at(500)},
 		{Name: "upload a", Start: at(0), End: at(500)},
 		{Name: "ntt h", Start: at(100), End: at(300)},
 		{Name: "msm h", Start: at(250), End: at(400)}, // overlaps the NTT by 50 ms
 	}})
-	s.add(gpu.ProveResult{Timeline: []gpu.StageSpan{{Name: "msm l", Start: at(900), End: at(1200)}}})
+	s.add(gpuprove.ProveResult{Timeline: []gpuprove.StageSpan{{Name: "msm l", Start: at(900), End: at(1200)}}})
 	for _, tc := range []struct {
 		from, to int
 		want     time.Duration
