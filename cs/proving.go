@@ -29,6 +29,8 @@ type ProvingAssignment struct {
 	rows        int
 	// pool, set for assignments of a compiled circuit, takes the vectors back (Recycle).
 	pool *vectorPool
+	// deferred is the compiled circuit whose products a, b, c are still to be computed (Defer).
+	deferred *Compiled
 }
 
 // NewProvingAssignment returns an empty assignment with capacity for the given shape (pass the

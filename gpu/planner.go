@@ -102,6 +102,10 @@ type Shape struct {
 	Points [NumQueries]uint64
 	// SRSKey identifies the parameter file; resident vectors are keyed by it and the query.
 	SRSKey string
+	// Circuit, when set, names the compiled circuit whose matrices (CircuitBytes on the device,
+	// resident like the SRS) let the wide plan compute a, b and c from the witness on the device.
+	Circuit      string
+	CircuitBytes uint64
 }
 
 // DomainBytes is the size of one evaluation vector (a, b or c).
@@ -370,6 +374,13 @@ func NTTKey(logN uint32, compact bool) string {
 // SRSKey is the resident key of one SRS point vector.
 func SRSKey(srs string, q Query) string { return fmt.Sprintf("srs/%s/%s", srs, q) }
 
+// CircuitKey is the resident key of a compiled circuit's matrices.
+func CircuitKey(circuit string) string { return "r1cs/" + circuit }
+
+// ProductsBuffer names the buffer of a plan whose device computes a, b and c from the witness
+// and the resident matrices (Shape.Circuit): the search for an unsatisfied row uses it.
+const ProductsBuffer = "products"
+
 // Plan computes the plan of one tier. The arena is laid out per phase (docs/scheduler.md):
 //
 //	H step:  a | b | c             (DomainBuffers × D)
@@ -471,6 +482,11 @@ func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 			p.Buffers = append(p.Buffers, Buffer{Name: DensityBuffer, Offset: top, Size: size})
 			top += size
 		}
+		// The sparse products' scratch (their first unsatisfied row).
+		if s.Circuit != "" && s.CircuitBytes > 0 {
+			p.Buffers = append(p.Buffers, Buffer{Name: ProductsBuffer, Offset: top, Size: AllocGranularity})
+			top += AllocGranularity
+		}
 		p.Buffers = append(p.Buffers, Buffer{Name: "msm", Offset: 0, Size: ws})
 		p.Peak = top
 	default:
@@ -489,6 +505,9 @@ func (pl Planner) plan(s Shape, tier Tier, srsResident, compact bool) Plan {
 				p.Resident = append(p.Resident, ResidentNeed{Key: SRSKey(s.SRSKey, q), Bytes: s.SRSBytes(q)})
 			}
 		}
+	}
+	if _, ok := p.Buffer(ProductsBuffer); ok {
+		p.Resident = append(p.Resident, ResidentNeed{Key: CircuitKey(s.Circuit), Bytes: s.CircuitBytes})
 	}
 	return p
 }

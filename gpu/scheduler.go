@@ -502,13 +502,24 @@ func (s *Scheduler) worker(d *devState, w int) {
 // (its first candidate, plan filter included) has scalar buffers and the density tables, with
 // which the device gathers the A and B scalars. The prover gathers them on the host before
 // admission otherwise, while other partitions run, rather than in the admitted run.
-func (s *Scheduler) GathersOnDevice(shape Shape) bool {
+func (s *Scheduler) GathersOnDevice(shape Shape) bool { return s.bestHas(shape, DensityBuffer) }
+
+// ProductsOnDevice reports whether a partition of shape (with its Circuit set) would compute
+// a, b and c on the device, from the witness and the resident matrices: its best plan on some
+// device has the products buffer. Otherwise the host computes them before admission.
+func (s *Scheduler) ProductsOnDevice(shape Shape) bool {
+	return shape.Circuit != "" && s.bestHas(shape, ProductsBuffer)
+}
+
+// bestHas reports whether the best plan of shape on some device has scalar buffers and the
+// named buffer.
+func (s *Scheduler) bestHas(shape Shape, buffer string) bool {
 	for _, d := range s.devs {
 		plans := s.candidates(d, &Partition{Shape: shape})
 		if len(plans) == 0 || !plans[0].ScalarBuffers {
 			continue
 		}
-		if _, ok := plans[0].Buffer(DensityBuffer); ok {
+		if _, ok := plans[0].Buffer(buffer); ok {
 			return true
 		}
 	}

@@ -39,7 +39,7 @@ func (e *ShapeMismatchError) Error() string {
 
 // CheckShape verifies that pk fits the assignment (bellperson asserts the same lengths).
 func CheckShape(pk *Parameters, pa *cs.ProvingAssignment) error {
-	m := cs.Shape{NumConstraints: len(pa.A)}.DomainSize()
+	m := cs.Shape{NumConstraints: pa.Rows()}.DomainSize()
 	checks := []struct {
 		what string
 		p, c int
@@ -56,7 +56,7 @@ func CheckShape(pk *Parameters, pa *cs.ProvingAssignment) error {
 			return &ShapeMismatchError{What: c.what, Params: c.p, Circuit: c.c}
 		}
 	}
-	if len(pa.B) != len(pa.A) || len(pa.C) != len(pa.A) {
+	if pa.Deferred() == nil && (len(pa.B) != len(pa.A) || len(pa.C) != len(pa.A)) {
 		return fmt.Errorf("groth16: a, b, c have lengths %d, %d, %d", len(pa.A), len(pa.B), len(pa.C))
 	}
 	return nil
@@ -361,6 +361,10 @@ func ProveAssignment(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignme
 // concurrently with the witness MSMs, as they are independent; their durations overlap.
 func ProveAssignmentTimed(ctx context.Context, pk *Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*Proof, []StageTiming, error) {
 	if err := CheckShape(pk, pa); err != nil {
+		return nil, nil, err
+	}
+	// An assignment whose products were left to a device gets them here.
+	if err := pa.FinishDeferred(ctx, 0); err != nil {
 		return nil, nil, err
 	}
 	res := new(MSMResults)

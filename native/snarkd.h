@@ -209,6 +209,45 @@ snarkd_status snarkd_msm_run(int32_t ordinal, int32_t curve, const snarkd_msm_pl
 snarkd_status snarkd_gather(int32_t ordinal, void *dst, const void *src, const void *words,
                             const void *word_base, uint64_t n, float *elapsed_ms);
 
+/* ======================================================================================
+ * Sparse products (a, b, c of a partition from its compiled circuit and witness).
+ * ====================================================================================== */
+
+/* One matrix of a section in compressed sparse rows: row r's terms are [row_start[r],
+ * row_start[r + 1]); a column has bit 31 set for an aux variable (else an input) and bit 30 for
+ * a block's own variable (its index counted from the block's first), the low 30 bits are the
+ * index; coef is an index into the coefficient dictionary, where 0 is +1 and 1 is −1. */
+typedef struct {
+    const uint32_t *row_start;
+    const uint32_t *cols;
+    const uint16_t *coef;
+} snarkd_csr;
+
+/* A compiled circuit on the device: prefix rows, then `blocks` blocks of block_rows rows each
+ * (block i's local inputs start at prefix_inputs + i·block_inputs, its local aux at
+ * prefix_aux + i·block_aux), then num_inputs input rows (a = input, b = c = 0). Moved terms (may
+ * be absent: moved_start NULL): block row r's are entries [moved_start[r], moved_start[r + 1]),
+ * each (matrix << 16 | coefficient index), reading in block i the variable
+ * moved_cols[entry · blocks + i] (never block-local). coeffs: the dictionary, Fr. */
+typedef struct {
+    snarkd_csr prefix[3]; /* A, B, C */
+    snarkd_csr block[3];
+    const void *coeffs;
+    const uint32_t *moved_start;
+    const uint32_t *moved_term;
+    const uint32_t *moved_cols;
+    uint64_t prefix_rows, block_rows, blocks, num_inputs;
+    uint64_t prefix_inputs, prefix_aux, block_inputs, block_aux;
+} snarkd_r1cs;
+
+/* a, b, c (domain Fr each, device) = A·z, B·z, C·z for z = (inputs, aux) (device), the rows
+ * past the circuit's zero. *first_bad: the first row with a·b ≠ c, or -1. scratch: 8 bytes of
+ * device memory for the search. All pointers but m and first_bad are device memory of
+ * `ordinal`; the matrices' arrays too. elapsed_ms (may be NULL): device time. */
+snarkd_status snarkd_sparse_products(int32_t ordinal, const snarkd_r1cs *m, const void *inputs,
+                                     const void *aux, void *a, void *b, void *c, uint64_t domain,
+                                     void *scratch, int64_t *first_bad, float *elapsed_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -205,24 +205,34 @@ func (p *Pipeline) synthesize(ctx context.Context, sp *SealParams, ph *Phases, s
 		log.Debugw("no compiled circuit; synthesizing in full", "key", s.key, "err", err)
 		return full()
 	}
+	// referee synthesizes in full after the compiled path failed with err: full synthesis's
+	// answer stands, and a success drops the compiled circuit.
+	referee := func(err error) (*cs.ProvingAssignment, error) {
+		pa, ferr := full()
+		if ferr != nil {
+			return nil, ferr
+		}
+		if err := s.holds(pa); err != nil {
+			return nil, err
+		}
+		log.Errorw("compiled circuit disagrees with full synthesis; dropped, recorded again, and this partition proved from full synthesis",
+			"key", s.key, "err", err)
+		p.params.dropCompiled(sp, s.key, comp)
+		return pa, nil
+	}
 	pa, err := p.completed(ctx, sp, ph, s, comp)
 	if err == nil {
+		if pa.Deferred() != nil {
+			// The device checks the rows as it computes a, b and c; an unsatisfied row found
+			// there goes to the referee as one found here would.
+			p.referees.Store(pa, referee)
+		}
 		return pa, nil
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	pa, ferr := full()
-	if ferr != nil {
-		return nil, ferr
-	}
-	if err := s.holds(pa); err != nil {
-		return nil, err
-	}
-	log.Errorw("compiled circuit disagrees with full synthesis; dropped, recorded again, and this partition proved from full synthesis",
-		"key", s.key, "err", err)
-	p.params.dropCompiled(sp, s.key, comp)
-	return pa, nil
+	return referee(err)
 }
 
 // completed is the compiled path of synthesize: witness-only synthesis, the products, and the
@@ -240,17 +250,24 @@ func (p *Pipeline) completed(ctx context.Context, sp *SealParams, ph *Phases, s 
 	}()
 	t1 := time.Now()
 	ph.Add(PhaseWitness, t1.Sub(t0))
-	// The rows are checked as the products compute them (counted in the products' time).
-	row, err := comp.CompleteChecked(ctx, pa, 0)
-	if err != nil {
-		return nil, err
+	if d, ok := p.backend.(ProductsDeferrer); ok && sp.PK != nil && d.DefersProducts(sp.PK, comp) {
+		// The backend's device computes a, b and c from the witness (and checks every row).
+		if err := comp.Defer(pa); err != nil {
+			return nil, err
+		}
+	} else {
+		// The rows are checked as the products compute them (counted in the products' time).
+		row, err := comp.CompleteChecked(ctx, pa, 0)
+		if err != nil {
+			return nil, err
+		}
+		if row >= 0 {
+			return nil, &cs.UnsatisfiedRowError{Row: row}
+		}
 	}
 	t2 := time.Now()
 	ph.Add(PhaseProducts, t2.Sub(t1))
 	defer func() { ph.Add(PhaseCheck, time.Since(t2)) }()
-	if row >= 0 {
-		return nil, fmt.Errorf("partition not satisfied: row %d", row)
-	}
 	if sp.PK != nil {
 		if err := groth16.CheckShape(sp.PK, pa); err != nil {
 			return nil, err

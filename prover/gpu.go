@@ -45,6 +45,12 @@ func (b *GPUBackend) Scheduler() *gpu.Scheduler { return b.prover.Sched }
 // ForgetParams unregisters the host SRS vectors of parameters the cache dropped.
 func (b *GPUBackend) ForgetParams(pk *groth16.Parameters) { b.prover.ForgetParams(pk) }
 
+// DefersProducts implements ProductsDeferrer: a partition of pk's shape would get a plan that
+// computes a, b and c on the device.
+func (b *GPUBackend) DefersProducts(pk *groth16.Parameters, comp *cs.Compiled) bool {
+	return b.prover.ProductsOnDevice(pk, comp)
+}
+
 // Prove implements Backend.
 func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
 	res, err := b.prover.Prove(ctx, gpuprove.ProveRequest{

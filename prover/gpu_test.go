@@ -2,12 +2,17 @@ package prover
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/gpu/sim"
+	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/testcircuit"
 )
 
 // TestPipelineSimulatedGPU proves a multi-partition request through the GPU backend on two
@@ -97,4 +102,89 @@ func simScheduler(t *testing.T, spec string, cfg gpu.Config) *gpu.Scheduler {
 	}
 	t.Cleanup(func() { _ = sched.Close() })
 	return sched
+}
+
+// TestDeferredProductsReferee: with a GPU backend whose device computes a, b and c, the
+// compiled path leaves them out of synthesis; the proof equals the CPU prover's, and an
+// unsatisfied row the device finds (a stale compiled circuit) goes to full synthesis.
+func TestDeferredProductsReferee(t *testing.T) {
+	ctx := context.Background()
+	circ := testcircuit.New(1<<10, 3)
+	pk, err := groth16.SetupFromSeed(ctx, circ, []byte("referee"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := func(sys cs.ConstraintSystem) (cs.BlockFunc, error) { return nil, circ.Synthesize(sys) }
+	fulls := 0
+	s := compiledSynthesis{
+		key:     "test-1024-3",
+		compile: func(ctx context.Context) (*cs.Compiled, error) { return cs.Compile(ctx, "test-1024-3", prefix, 0, 0) },
+		witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+			return cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
+		},
+		full: func(ctx context.Context) (*cs.ProvingAssignment, error) {
+			fulls++
+			return cs.SynthesizeProving(ctx, circ, cs.Shape{})
+		},
+	}
+	b := NewGPUBackend(simScheduler(t, "1x16GiB", gpu.Config{WorkersPerDevice: 1, SRSResidency: true}), "simulated")
+	pipe := New(b, NewParamCache("")).WithCompiledWait(true)
+	sp := &SealParams{PK: pk}
+	pa, err := pipe.synthesize(ctx, sp, &Phases{}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa.Deferred() == nil || fulls != 0 {
+		t.Fatalf("compiled path on a device that computes the products: deferred %v, %d full syntheses", pa.Deferred() != nil, fulls)
+	}
+	var r, sv fr.Element
+	r.SetUint64(7)
+	sv.SetUint64(8)
+	got, err := b.Prove(ctx, PartitionInfo{JobID: "j"}, pk, pa, &r, &sv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe.referees.Delete(pa)
+	full, err := cs.SynthesizeProving(ctx, circ, cs.Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := groth16.ProveAssignment(ctx, pk, full, &r, &sv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Bytes() != want.Bytes() {
+		t.Error("deferred products: proof differs from the CPU prover's")
+	}
+
+	bad := s
+	bad.witness = func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+		pa, err := cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
+		if err == nil {
+			pa.Aux[len(pa.Aux)/2].SetUint64(12345)
+		}
+		return pa, err
+	}
+	pa, err = pipe.synthesize(ctx, sp, &Phases{}, bad)
+	if err != nil || pa.Deferred() == nil {
+		t.Fatalf("stale circuit, deferred: %v", err)
+	}
+	if _, err := b.Prove(ctx, PartitionInfo{JobID: "j"}, pk, pa, &r, &sv); !errors.Is(err, cs.ErrUnsatisfied) {
+		t.Fatalf("device products of a stale circuit: %v, want cs.ErrUnsatisfied", err)
+	}
+	ref, ok := pipe.referees.LoadAndDelete(pa)
+	if !ok {
+		t.Fatal("no referee registered for the deferred partition")
+	}
+	fixed, err := ref.(func(error) (*cs.ProvingAssignment, error))(err)
+	if err != nil || fulls != 1 {
+		t.Fatalf("referee: %d full syntheses, %v", fulls, err)
+	}
+	ref2, err := cs.SynthesizeProving(ctx, circ, cs.Shape{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fixed.Diff(ref2); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/gpu/cuda"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/groth16/gpuprove"
 	"github.com/snarkd/snarkd/rpcapi"
 )
 
@@ -53,6 +55,13 @@ func TestHardwarePoRepCompiledProofs(t *testing.T) {
 	}
 	defer sched.Close()
 	backend := NewGPUBackend(sched, "cuda")
+	backend.Observe(func(res gpuprove.ProveResult) {
+		var st []string
+		for _, x := range res.Stages {
+			st = append(st, fmt.Sprintf("%s %s", x.Name, x.Duration.Round(100*time.Microsecond)))
+		}
+		t.Logf("plan %s: %s", res.Run.Plan, strings.Join(st, ", "))
+	})
 	for _, pt := range types {
 		p, err := prooftypes.Lookup(pt)
 		if err != nil {
@@ -137,6 +146,22 @@ func TestHardwarePoRepCompiledProofs(t *testing.T) {
 				t.Fatalf("GPU proofs differ: compiled %x, full %x", got[:16], ref[:16])
 			}
 			want = nil
+			runtime.GC()
+			// a, b and c computed on the GPU from the witness and the resident matrices.
+			if !backend.DefersProducts(pk, comp) {
+				t.Fatalf("%s: the device would not compute the products", p.Name)
+			}
+			deferred, err := c2.WitnessOnly(ctx, k, comp, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := comp.Defer(deferred); err != nil {
+				t.Fatal(err)
+			}
+			if ref := prove("gpu-deferred", backend, deferred); !bytes.Equal(got, ref) {
+				t.Fatalf("GPU proofs differ: compiled %x, products on the device %x", got[:16], ref[:16])
+			}
+			deferred = nil
 			if p.SectorSize <= prooftypes.SectorSize8MiB {
 				if ref := prove("cpu-full", CPUBackend{}, full()); !bytes.Equal(got, ref) {
 					t.Fatalf("GPU and CPU proofs differ: %x, %x", got[:16], ref[:16])

@@ -264,6 +264,14 @@ type Backend interface {
 	Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error)
 }
 
+// ProductsDeferrer is a Backend whose devices can compute a partition's a, b and c from its
+// witness and the compiled circuit's matrices: the pipeline then leaves them out of synthesis
+// (cs.Compiled.Defer), and an unsatisfied row the device reports (cs.ErrUnsatisfied) goes to
+// full synthesis as one found on the host would.
+type ProductsDeferrer interface {
+	DefersProducts(pk *groth16.Parameters, comp *cs.Compiled) bool
+}
+
 // CPUBackend proves with the gnark-crypto CPU engine of package groth16.
 type CPUBackend struct{}
 
@@ -291,6 +299,9 @@ type Pipeline struct {
 	// waitCompiled makes a partition wait for its compiled circuit to be read or recorded
 	// instead of synthesizing in full meanwhile.
 	waitCompiled bool
+	// referees holds, for each partition whose products were deferred to the backend's device
+	// (*cs.ProvingAssignment), the full synthesis to run if the device finds a row unsatisfied.
+	referees sync.Map
 }
 
 // WithCompiledWait makes partitions wait for their circuit's compiled form when it is not in
@@ -489,6 +500,7 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 		progress(StageProving, i, len(parts))
 		r, s, err := groth16.RandomRS(nil)
 		if err != nil {
+			p.referees.Delete(pa)
 			p.gate.release()
 			fail(err)
 			break
@@ -502,6 +514,16 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 			defer p.gate.release() // the slot taken for this partition
 			t1 := time.Now()
 			pr, err := p.backend.Prove(ctx, pi, pk, pa, &r, &s)
+			if ref, ok := p.referees.LoadAndDelete(pa); ok && errors.Is(err, cs.ErrUnsatisfied) {
+				pa.Recycle()
+				full, ferr := ref.(func(error) (*cs.ProvingAssignment, error))(err)
+				if ferr != nil {
+					fail(fmt.Errorf("synthesizing partition %d: %w", i, ferr))
+					return
+				}
+				pa = full
+				pr, err = p.backend.Prove(ctx, pi, pk, pa, &r, &s)
+			}
 			if err != nil {
 				// The backend is done with the vectors either way: back to the pool, which
 				// also lets a device registration of them go when the pool drops them.

@@ -32,7 +32,7 @@ type ProveRequest struct {
 	Submitted time.Time
 	Index     int
 	// SRSKey names the parameters; resident SRS vectors are keyed by it. Empty gives PK a key
-	// of its own, never reused by another set (srsKeys).
+	// of its own, never reused by another set (uniqueKeys).
 	SRSKey string
 	PK     *groth16.Parameters
 	PA     *cs.ProvingAssignment
@@ -57,7 +57,7 @@ type ProveResult struct {
 // preparation or host gather, the wait for admission, an upload or its wait, or the assembly.
 func IsKernelSpan(name string) bool {
 	switch {
-	case name == "prepare (cpu)", name == "wait (admission)", name == "assemble", name == hostGatherStage,
+	case name == "prepare (cpu)", name == "wait (admission)", name == "assemble", name == hostGatherStage, name == productsStage,
 		strings.HasPrefix(name, "upload "), strings.HasPrefix(name, "wait upload "):
 		return false
 	}
@@ -77,12 +77,15 @@ type StageSpan struct {
 type Prover struct {
 	Sched   *gpu.Scheduler
 	buffers scalarBuffers
-	keys    srsKeys
+	keys    uniqueKeys[groth16.Parameters]
+	// circuits names compiled circuits' matrices on the devices.
+	circuits uniqueKeys[cs.Compiled]
 }
 
 // NewProver returns a prover over sched.
 func NewProver(sched *gpu.Scheduler) *Prover {
-	p := &Prover{Sched: sched}
+	p := &Prover{Sched: sched, keys: uniqueKeys[groth16.Parameters]{prefix: "params"},
+		circuits: uniqueKeys[cs.Compiled]{prefix: "r1cs"}}
 	// Three pooled vectors (L, A, B) per partition in flight: one per worker and one prepared
 	// ahead per device. Fewer would drop registered buffers and register fresh ones every round.
 	p.buffers.keep = max(8, 3*(sched.Workers()+sched.Devices()))
@@ -90,6 +93,15 @@ func NewProver(sched *gpu.Scheduler) *Prover {
 	// compiled circuit's pool lets it go.
 	sched.OnClose(cs.OnVectorRelease(func(v []fr.Element) { sched.Pinned().Forget(pooledBytes(v)) }))
 	return p
+}
+
+// ProductsOnDevice reports whether a partition proved against pk whose products were deferred
+// to the device (cs.Compiled.Defer) would have them computed there: its best plan holds comp's
+// matrices. Otherwise Prove computes them on the host before admission.
+func (p *Prover) ProductsOnDevice(pk *groth16.Parameters, comp *cs.Compiled) bool {
+	sh := ShapeOf(pk, p.keys.key(pk))
+	sh.Circuit, sh.CircuitBytes = p.circuits.key(comp), newCircuitImage(comp).size
+	return p.Sched.ProductsOnDevice(sh)
 }
 
 // ForgetParams tells the prover that pk's parameters left the caller's cache: the host copies
@@ -209,6 +221,11 @@ type partitionInputs struct {
 	// gathered is set once the host has gathered them into scalars (gatherHost).
 	pa       *cs.ProvingAssignment
 	gathered bool
+	// comp is set while a, b and c are still to be computed from the witness (pa deferred its
+	// products: cs.Compiled.Defer): on the device with the resident matrices (circuit is their
+	// key), or on the host (finishHost). a, b and c are nil until then.
+	comp    *cs.Compiled
+	circuit string
 	// counts are the queries' lengths (the parameters' point counts).
 	counts [gpu.NumQueries]int
 }
@@ -244,9 +261,13 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 	if err := groth16.CheckShape(pk, pa); err != nil {
 		return nil, err
 	}
-	m := cs.Shape{NumConstraints: len(pa.A)}.DomainSize()
+	m := cs.Shape{NumConstraints: pa.Rows()}.DomainSize()
 	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1), buffers: &p.buffers}
-	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
+	if in.comp = pa.Deferred(); in.comp == nil {
+		in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
+	} else {
+		in.circuit = p.circuits.key(in.comp)
+	}
 	in.scalars[gpu.QueryL] = pa.Aux
 	if pa.Recycles() {
 		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
@@ -417,8 +438,17 @@ func (p *Prover) Prove(ctx context.Context, req ProveRequest) (ProveResult, erro
 	}
 	part := gpu.Partition{JobID: req.JobID, Kind: req.Kind, Class: req.Class, Submitted: req.Submitted, Index: req.Index,
 		Shape: ShapeOf(req.PK, key), OnEvent: req.OnEvent}
-	// Where no device would gather the A and B scalars, the host gathers them now, while
-	// other partitions hold the GPU, instead of in the admitted run.
+	// Where no device would compute a, b and c, or gather the A and B scalars, the host does
+	// it now, while other partitions hold the GPU, instead of in the admitted run.
+	if in.comp != nil {
+		part.Shape.Circuit, part.Shape.CircuitBytes = in.circuit, newCircuitImage(in.comp).size
+		if !p.Sched.ProductsOnDevice(part.Shape) {
+			part.Shape.Circuit, part.Shape.CircuitBytes = "", 0
+			if err := in.finishHost(ctx, &stages); err != nil {
+				return ProveResult{}, err
+			}
+		}
+	}
 	if !p.Sched.GathersOnDevice(part.Shape) {
 		in.gatherHost(nil)
 	}
@@ -543,6 +573,10 @@ func simulatedWork(ctx context.Context, run *gpu.Run, pk *groth16.Parameters, in
 	err := run.Kernel(ctx, "prove (simulated device, cpu arithmetic)", func() error {
 		if in.consumed {
 			return ErrConsumed
+		}
+		// A device that computes the products from the resident matrices: here on the CPU.
+		if err := in.finishHost(ctx, log); err != nil {
+			return err
 		}
 		t0 := time.Now()
 		in.consumed = true

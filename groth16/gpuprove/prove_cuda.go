@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	logging "github.com/ipfs/go-log/v2"
 
+	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/gpu/cuda"
 	"github.com/snarkd/snarkd/groth16"
@@ -86,6 +87,15 @@ func hardwareWork(ctx context.Context, run *gpu.Run, pk *groth16.Parameters, in 
 	if w.dg = in.planDeviceGather(w.plan); w.dg == nil {
 		in.gatherHost(slog)
 	}
+	// a, b and c: computed on the device from the witness the plan uploads anyway, or here.
+	if err := w.stageCircuit(dom); err != nil {
+		return nil, err
+	}
+	if w.products == nil {
+		if err := in.finishHost(ctx, slog); err != nil {
+			return nil, err
+		}
+	}
 	defer pinStreamedSRS(run, pk)()
 	defer pinStreamedScalars(run, in)()
 	defer w.releaseKernels()
@@ -136,6 +146,8 @@ type cudaPartition struct {
 	dg *deviceGather
 	// points are the resident SRS vectors (0 where the plan streams them).
 	points [gpu.NumQueries]gpu.DevicePtr
+	// products: the device computes a, b and c from the witness and the resident matrices.
+	products *cuda.R1CS
 	// staged marks the scalar buffers uploaded (or gathered into) before the first kernel.
 	staged [gpu.NumQueries]bool
 	// release lets go of the kernel lock held from the first kernel (plans with scalar
@@ -471,6 +483,17 @@ func (w *cudaPartition) hStep(dom *cuda.NTTDomain, a devRange) error {
 		if err != nil {
 			return err
 		}
+		if w.products != nil {
+			// The witness goes up once (prestage: L's scalars and A's inputs) and serves the
+			// products, the L MSM and the gather.
+			if err := w.prestage(); err != nil {
+				return err
+			}
+			if err := w.deviceProducts(a, b, c); err != nil {
+				return err
+			}
+			return w.kernel("ntt h", []devRange{a, b, c}, func() (time.Duration, error) { return dom.ComputeH(w.ctx, a.p, b.p, c.p) })
+		}
 		// Enqueued back to back: each vector's host copy overlaps the previous one's DMA.
 		for _, u := range []struct {
 			name string
@@ -571,4 +594,91 @@ func (g *deviceGather) inputs(q gpu.Query) []fr.Element {
 		return g.aInputs
 	}
 	return g.bInputs
+}
+
+// stageCircuit makes the compiled circuit's matrices resident when the device computes the
+// partition's a, b and c: a deferred partition on a plan with the products buffer, the device
+// gather and all three domain buffers. Otherwise the host computes them (finishHost).
+func (w *cudaPartition) stageCircuit(dom *cuda.NTTDomain) error {
+	in := w.in
+	if in.comp == nil || w.dg == nil || dom == nil || w.plan.DomainBuffers != 3 {
+		return nil
+	}
+	if _, ok := w.plan.Buffer(gpu.ProductsBuffer); !ok {
+		return nil
+	}
+	im := newCircuitImage(in.comp)
+	if !im.fits() {
+		return nil
+	}
+	rv, err := w.run.Resident(gpu.CircuitKey(in.circuit))
+	if err != nil {
+		return err
+	}
+	p, _, err := rv.Ensure(w.ctx, func(ctx context.Context, p gpu.DevicePtr) (any, error) {
+		for _, part := range im.parts() {
+			if err := w.upload("matrices", p+gpu.DevicePtr(part.off), part.b); err != nil {
+				return nil, err
+			}
+		}
+		return nil, w.up.wait(ctx, devRange{p, im.size})
+	})
+	if err != nil {
+		return err
+	}
+	m := im.device(p)
+	w.products = &m
+	return nil
+}
+
+// deviceProducts runs the sparse products into a, b and c once the witness is up: aux in L's
+// scalar buffer, the inputs at the start of A's. Every row is checked.
+func (w *cudaPartition) deviceProducts(a, b, c devRange) error {
+	l, err := w.buf(gpu.ScalarBuffer(gpu.QueryL))
+	if err != nil {
+		return err
+	}
+	ai, err := w.buf(gpu.ScalarBuffer(gpu.QueryA))
+	if err != nil {
+		return err
+	}
+	sc, err := w.buf(gpu.ProductsBuffer)
+	if err != nil {
+		return err
+	}
+	var bad int64
+	if err := w.kernel("products a, b, c", []devRange{l, ai, a, b, c, sc}, func() (time.Duration, error) {
+		var d time.Duration
+		var err error
+		bad, d, err = cuda.SparseProducts(w.ord, w.products, ai.p, l.p, a.p, b.p, c.p, uint64(1)<<w.in.logN, sc.p)
+		return d, err
+	}); err != nil {
+		return err
+	}
+	if bad >= 0 {
+		return &cs.UnsatisfiedRowError{Row: int(bad)}
+	}
+	return nil
+}
+
+// device is the image's layout at base, for the kernel.
+func (im circuitImage) device(base gpu.DevicePtr) cuda.R1CS {
+	c := im.comp
+	at := func(o uint64) gpu.DevicePtr { return base + gpu.DevicePtr(o) }
+	csr := func(x csrAt) cuda.CSR { return cuda.CSR{RowStart: at(x.rowStart), Cols: at(x.cols), Coef: at(x.coef)} }
+	r := cuda.R1CS{Coeffs: at(im.coeffs), PrefixRows: im.prefixRows, Blocks: im.blocks, NumInputs: uint64(c.NumInputs),
+		PrefixInputs: uint64(c.PrefixInputs), PrefixAux: uint64(c.PrefixAux)}
+	for k := range 3 {
+		r.Prefix[k] = csr(im.prefix[k])
+	}
+	if im.blocks > 0 {
+		r.BlockRows, r.BlockInputs, r.BlockAux = uint64(c.BlockRows), uint64(c.BlockInputs), uint64(c.BlockAux)
+		for k := range 3 {
+			r.Block[k] = csr(im.block[k])
+		}
+	}
+	if im.hasMoved() {
+		r.MovedStart, r.MovedTerm, r.MovedCols = at(im.movedStart), at(im.movedTerm), at(im.movedCols)
+	}
+	return r
 }

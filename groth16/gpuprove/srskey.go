@@ -5,38 +5,38 @@ import (
 	"runtime"
 	"sync"
 	"weak"
-
-	"github.com/snarkd/snarkd/groth16"
 )
 
-// srsKeys names each parameter set's SRS on the devices with a number that is never reused in
-// the process. Resident vectors outlive the parameters they were uploaded from (until their
-// idle expiry or eviction), so a key derived from the set's address would let a set allocated
-// where a dropped one lived find that one's vectors: the kernels would then read another
-// circuit's points (a device fault that poisons the CUDA context, or a wrong MSM).
-type srsKeys struct {
-	mu   sync.Mutex
-	next uint64
-	m    map[weak.Pointer[groth16.Parameters]]string
+// uniqueKeys names objects (parameter sets, compiled circuits) on the devices with a number
+// that is never reused in the process. Resident vectors outlive the objects they were uploaded
+// from (until their idle expiry or eviction), so a key derived from an object's address would let
+// one allocated where a dropped one lived find that one's vectors: the kernels would then read
+// another circuit's points or matrices (a device fault that poisons the CUDA context, or a wrong
+// result).
+type uniqueKeys[T any] struct {
+	prefix string
+	mu     sync.Mutex
+	next   uint64
+	m      map[weak.Pointer[T]]string
 }
 
-// key returns pk's SRS key. Weak pointers to distinct sets differ even at a reused address;
-// an entry goes when its set is collected.
-func (k *srsKeys) key(pk *groth16.Parameters) string {
-	wp := weak.Make(pk)
+// key returns v's key. Weak pointers to distinct objects differ even at a reused address; an
+// entry goes when its object is collected.
+func (k *uniqueKeys[T]) key(v *T) string {
+	wp := weak.Make(v)
 	k.mu.Lock()
 	if s, ok := k.m[wp]; ok {
 		k.mu.Unlock()
 		return s
 	}
 	if k.m == nil {
-		k.m = map[weak.Pointer[groth16.Parameters]]string{}
+		k.m = map[weak.Pointer[T]]string{}
 	}
 	k.next++
-	s := fmt.Sprintf("params-%d", k.next)
+	s := fmt.Sprintf("%s-%d", k.prefix, k.next)
 	k.m[wp] = s
 	k.mu.Unlock()
-	runtime.AddCleanup(pk, func(wp weak.Pointer[groth16.Parameters]) {
+	runtime.AddCleanup(v, func(wp weak.Pointer[T]) {
 		k.mu.Lock()
 		delete(k.m, wp)
 		k.mu.Unlock()

@@ -11,7 +11,7 @@ import (
 // TestSRSKeysNeverReused: every parameter set gets a key of its own, also one allocated where
 // a collected set lived (whose resident vectors may still be on a device).
 func TestSRSKeysNeverReused(t *testing.T) {
-	var k srsKeys
+	k := uniqueKeys[groth16.Parameters]{prefix: "params"}
 	first := &groth16.Parameters{}
 	key := k.key(first)
 	if again := k.key(first); again != key {
