@@ -194,7 +194,8 @@ func msmReducePerThread(nb uint64) uint64 {
 	return 16
 }
 
-func align256(x uint64) uint64 { return (x + 255) &^ 255 }
+// Align256 rounds x up to 256 bytes, the alignment of every buffer and vector the kernels read.
+func Align256(x uint64) uint64 { return (x + 255) &^ 255 }
 
 // MSMWorkspace mirrors native make_layout: digits and point references for every window, twice
 // (unsorted and sorted); radix-sort scratch (modelled as the sort's alternate key and value
@@ -221,20 +222,20 @@ func (ModelSizer) MSMWorkspace(c Curve, npoints uint64, flags MSMFlags, chunkLog
 	if split {
 		ones = 2 * msmModelSMs
 	}
-	ws := 4 * align256(nwins*chunk*4)                          // keys and references, unsorted and sorted
-	ws += align256(8*chunk + 1<<20)                            // sort scratch (model)
-	ws += align256(nwins * nb * xyzz)                          // buckets
-	ws += 2*align256(nwins*nseg*xyzz) + align256(nwins*nseg*4) // carries
-	ws += align256(nwins * bpw * msmReduceThreads * xyzz)      // reduction scratch
-	ws += align256((nwins*bpw + ones) * xyzz)                  // partial sums
+	ws := 4 * Align256(nwins*chunk*4)                          // keys and references, unsorted and sorted
+	ws += Align256(8*chunk + 1<<20)                            // sort scratch (model)
+	ws += Align256(nwins * nb * xyzz)                          // buckets
+	ws += 2*Align256(nwins*nseg*xyzz) + Align256(nwins*nseg*4) // carries
+	ws += Align256(nwins * bpw * msmReduceThreads * xyzz)      // reduction scratch
+	ws += Align256((nwins*bpw + ones) * xyzz)                  // partial sums
 	if split {
-		ws += 2*align256(chunk) + 2*align256(chunk*4) + 2*align256(4) + align256(ones*msmOnesThreads*xyzz)
+		ws += 2*Align256(chunk) + 2*Align256(chunk*4) + 2*Align256(4) + Align256(ones*msmOnesThreads*xyzz)
 	}
 	if flags&MSMPointsOnHost != 0 {
-		ws += 2 * align256(chunk*c.AffineBytes())
+		ws += 2 * Align256(chunk*c.AffineBytes())
 	}
 	if flags&MSMScalarsOnHost != 0 {
-		ws += 2 * align256(chunk*FrBytes)
+		ws += 2 * Align256(chunk*FrBytes)
 	}
 	return ws
 }
@@ -561,11 +562,11 @@ const DensityBuffer = "density"
 // it: the mask's 64-bit words, then the number of set bits before each word (uint32).
 func GatherTableBytes(n uint64) uint64 {
 	w := (n + 63) / 64
-	return GatherBaseOffset(n) + align256(w*4)
+	return GatherBaseOffset(n) + Align256(w*4)
 }
 
 // GatherBaseOffset is where, in a density table over n variables, the per-word counts start.
-func GatherBaseOffset(n uint64) uint64 { return align256((n + 63) / 64 * 8) }
+func GatherBaseOffset(n uint64) uint64 { return Align256((n + 63) / 64 * 8) }
 
 // OnlyTier is a Config.PlanFilter keeping the plans of one tier (with the SRS resident or
 // streamed as srsResident says).

@@ -133,6 +133,33 @@ func TestCompiledCache(t *testing.T) {
 	}
 }
 
+// testCompiledSynthesis is the compiled path of the test circuit circ (key "test-1024-3"),
+// counting its full syntheses in fulls, and the same with a witness the matrices do not
+// satisfy (a stale compiled circuit).
+func testCompiledSynthesis(circ *testcircuit.Circuit, fulls *int) (s, stale compiledSynthesis) {
+	prefix := func(sys cs.ConstraintSystem) (cs.BlockFunc, error) { return nil, circ.Synthesize(sys) }
+	s = compiledSynthesis{
+		key:     "test-1024-3",
+		compile: func(ctx context.Context) (*cs.Compiled, error) { return cs.Compile(ctx, "test-1024-3", prefix, 0, 0) },
+		witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+			return cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
+		},
+		full: func(ctx context.Context) (*cs.ProvingAssignment, error) {
+			*fulls++
+			return cs.SynthesizeProving(ctx, circ, cs.Shape{})
+		},
+	}
+	stale = s
+	stale.witness = func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
+		pa, err := cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
+		if err == nil {
+			pa.Aux[len(pa.Aux)/2].SetUint64(12345)
+		}
+		return pa, err
+	}
+	return s, stale
+}
+
 // The pipeline's compiled path gives full synthesis's assignment, records its phases, and
 // falls back to full synthesis when the compiled circuit disagrees with the witness.
 func TestSynthesizeCompiledPath(t *testing.T) {
@@ -142,19 +169,8 @@ func TestSynthesizeCompiledPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := func(sys cs.ConstraintSystem) (cs.BlockFunc, error) { return nil, circ.Synthesize(sys) }
 	fulls := 0
-	s := compiledSynthesis{
-		key:     "test-1024-3",
-		compile: func(ctx context.Context) (*cs.Compiled, error) { return cs.Compile(ctx, "test-1024-3", prefix, 0, 0) },
-		witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
-			return cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
-		},
-		full: func(ctx context.Context) (*cs.ProvingAssignment, error) {
-			fulls++
-			return cs.SynthesizeProving(ctx, circ, cs.Shape{})
-		},
-	}
+	s, bad := testCompiledSynthesis(circ, &fulls)
 	same := func(t *testing.T, got *cs.ProvingAssignment) {
 		t.Helper()
 		if err := got.Diff(want); err != nil {
@@ -182,14 +198,6 @@ func TestSynthesizeCompiledPath(t *testing.T) {
 	}
 
 	// A witness the matrices do not satisfy (a stale compiled circuit) goes to full synthesis.
-	bad := s
-	bad.witness = func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
-		pa, err := cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
-		if err == nil {
-			pa.Aux[len(pa.Aux)/2].SetUint64(12345)
-		}
-		return pa, err
-	}
 	pa, err = pipe.synthesize(ctx, &SealParams{}, &Phases{}, bad)
 	if err != nil || fulls != 1 {
 		t.Fatalf("stale compiled circuit: %d full syntheses, %v", fulls, err)

@@ -114,19 +114,8 @@ func TestDeferredProductsReferee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := func(sys cs.ConstraintSystem) (cs.BlockFunc, error) { return nil, circ.Synthesize(sys) }
 	fulls := 0
-	s := compiledSynthesis{
-		key:     "test-1024-3",
-		compile: func(ctx context.Context) (*cs.Compiled, error) { return cs.Compile(ctx, "test-1024-3", prefix, 0, 0) },
-		witness: func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
-			return cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
-		},
-		full: func(ctx context.Context) (*cs.ProvingAssignment, error) {
-			fulls++
-			return cs.SynthesizeProving(ctx, circ, cs.Shape{})
-		},
-	}
+	s, bad := testCompiledSynthesis(circ, &fulls)
 	b := NewGPUBackend(simScheduler(t, "1x16GiB", gpu.Config{WorkersPerDevice: 1, SRSResidency: true}), "simulated")
 	pipe := New(b, NewParamCache("")).WithCompiledWait(true)
 	sp := &SealParams{PK: pk}
@@ -157,14 +146,6 @@ func TestDeferredProductsReferee(t *testing.T) {
 		t.Error("deferred products: proof differs from the CPU prover's")
 	}
 
-	bad := s
-	bad.witness = func(ctx context.Context, comp *cs.Compiled) (*cs.ProvingAssignment, error) {
-		pa, err := cs.WitnessBlocks(ctx, comp, prefix, 0, 1)
-		if err == nil {
-			pa.Aux[len(pa.Aux)/2].SetUint64(12345)
-		}
-		return pa, err
-	}
 	pa, err = pipe.synthesize(ctx, sp, &Phases{}, bad)
 	if err != nil || pa.Deferred() == nil {
 		t.Fatalf("stale circuit, deferred: %v", err)

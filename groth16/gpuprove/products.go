@@ -6,8 +6,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/internal/cores"
@@ -32,8 +30,6 @@ type circuitImage struct {
 	prefixRows, blocks uint64
 }
 
-func align256(x uint64) uint64 { return (x + 255) &^ 255 }
-
 func newCircuitImage(c *cs.Compiled) circuitImage {
 	im := circuitImage{comp: c, prefixRows: uint64(c.Prefix.A.Rows())}
 	if !c.Flat {
@@ -42,7 +38,7 @@ func newCircuitImage(c *cs.Compiled) circuitImage {
 	at := uint64(0)
 	take := func(n uint64) uint64 {
 		o := at
-		at += align256(n)
+		at += gpu.Align256(n)
 		return o
 	}
 	lay := func(s *cs.Section) (out [3]csrAt) {
@@ -163,11 +159,7 @@ func (in *partitionInputs) finishHost(ctx context.Context, slog *stageLog) error
 		return err
 	}
 	in.comp = nil
-	m := 1 << in.logN
-	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
-	if pa.Recycles() {
-		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
-	}
+	in.setProducts(pa)
 	if slog != nil {
 		slog.add(productsStage, time.Since(t0))
 		slog.span(productsStage, t0)

@@ -3,7 +3,6 @@
 package gpuprove
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gpu"
-	"github.com/snarkd/snarkd/priority"
 )
 
 // TestHardwareDeferredProducts proves a blocked circuit with moved terms whose products were
@@ -33,15 +31,7 @@ func TestHardwareDeferredProducts(t *testing.T) {
 			if got := p.ProductsOnDevice(pk, comp); got != tc.device {
 				t.Fatalf("ProductsOnDevice = %v, want %v", got, tc.device)
 			}
-			r, s := fixedRS(i)
-			res, err := p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "snap-prove", Class: priority.Seal,
-				PK: pk, PA: deferredWitness(t, c, comp, false), R: r, S: s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(proofBytes(res.Proof), blockCPUProof(t, c, pk, comp, r, s)) {
-				t.Errorf("plan %s: proof differs from the CPU prover's with the same r, s", res.Run.Plan)
-			}
+			res := proveDeferred(t, p, i)
 			var onDevice, onHost bool
 			for _, st := range res.Stages {
 				onDevice = onDevice || st.Name == "products a, b, c"
@@ -59,8 +49,7 @@ func TestHardwareDeferredProducts(t *testing.T) {
 			if err := ref.FinishDeferred(context.Background(), 2); !errors.As(err, &want) {
 				t.Fatalf("host products of the corrupted witness: %v", err)
 			}
-			_, err = p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "snap-prove", Class: priority.Seal,
-				PK: pk, PA: deferredWitness(t, c, comp, true), R: r, S: s})
+			_, err := proveCorrupted(t, p)
 			var got *cs.UnsatisfiedRowError
 			if !errors.As(err, &got) || got.Row != want.Row {
 				t.Errorf("corrupted witness: %v, want the unsatisfied row %d", err, want.Row)

@@ -163,12 +163,38 @@ func blockCPUProof(t testing.TB, c blockCircuit, pk *groth16.Parameters, comp *c
 	return proofBytes(pr)
 }
 
+// proveDeferred proves blockCircuit's deferred witness with p and r, s = fixedRS(i), and checks
+// the proof bytes against the CPU prover's.
+func proveDeferred(t *testing.T, p *Prover, i int) ProveResult {
+	t.Helper()
+	c, pk, comp := blockSetup(t)
+	r, s := fixedRS(i)
+	res, err := p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "snap-prove", Class: priority.Seal,
+		PK: pk, PA: deferredWitness(t, c, comp, false), R: r, S: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(proofBytes(res.Proof), blockCPUProof(t, c, pk, comp, r, s)) {
+		t.Errorf("plan %s: proof differs from the CPU prover's with the same r, s", res.Run.Plan)
+	}
+	return res
+}
+
+// proveCorrupted proves blockCircuit's witness with a corrupted bit (deferredWitness) with p.
+func proveCorrupted(t *testing.T, p *Prover) (ProveResult, error) {
+	t.Helper()
+	c, pk, comp := blockSetup(t)
+	r, s := fixedRS(0)
+	return p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "snap-prove", Class: priority.Seal,
+		PK: pk, PA: deferredWitness(t, c, comp, true), R: r, S: s})
+}
+
 // TestDeferredProductsSimulated: a partition whose products were deferred gets a plan with the
 // circuit's matrices resident where the device has room for the wide plan, and the host
 // computes them before admission where not; the proof bytes equal the CPU prover's either way,
 // and an unsatisfied row is reported as cs.ErrUnsatisfied.
 func TestDeferredProductsSimulated(t *testing.T) {
-	c, pk, comp := blockSetup(t)
+	_, pk, comp := blockSetup(t)
 	for i, tc := range []struct {
 		name     string
 		mem      uint64
@@ -187,15 +213,7 @@ func TestDeferredProductsSimulated(t *testing.T) {
 			if got := p.ProductsOnDevice(pk, comp); got != tc.onDevice {
 				t.Fatalf("ProductsOnDevice = %v, want %v", got, tc.onDevice)
 			}
-			r, s := fixedRS(i)
-			res, err := p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "snap-prove", Class: priority.Seal,
-				PK: pk, PA: deferredWitness(t, c, comp, false), R: r, S: s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(proofBytes(res.Proof), blockCPUProof(t, c, pk, comp, r, s)) {
-				t.Error("proof differs from the CPU prover's with the same r, s")
-			}
+			res := proveDeferred(t, p, i)
 			resident := false
 			for _, rn := range res.Run.Plan.Resident {
 				if rn.Key == gpu.CircuitKey(p.circuits.key(comp)) {
@@ -205,8 +223,7 @@ func TestDeferredProductsSimulated(t *testing.T) {
 			if resident != tc.onDevice {
 				t.Errorf("plan %s: matrices resident %v, want %v", res.Run.Plan, resident, tc.onDevice)
 			}
-			_, err = p.Prove(context.Background(), ProveRequest{JobID: "j", Kind: "snap-prove", Class: priority.Seal,
-				PK: pk, PA: deferredWitness(t, c, comp, true), R: r, S: s})
+			_, err = proveCorrupted(t, p)
 			var ue *cs.UnsatisfiedRowError
 			if !errors.Is(err, cs.ErrUnsatisfied) || !errors.As(err, &ue) || ue.Row < comp.PrefixRows+7*comp.BlockRows {
 				t.Errorf("corrupted witness: %v, want an unsatisfied row in block 7", err)

@@ -264,20 +264,31 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 	m := cs.Shape{NumConstraints: pa.Rows()}.DomainSize()
 	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1), buffers: &p.buffers}
 	if in.comp = pa.Deferred(); in.comp == nil {
-		in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
+		in.setProducts(pa)
 	} else {
 		in.circuit = p.circuits.key(in.comp)
+		if pa.Recycles() {
+			// The recycled witness is uploaded in place, registered once, as in setProducts.
+			in.recycled = [][]fr.Element{pa.Aux}
+		}
 	}
 	in.scalars[gpu.QueryL] = pa.Aux
-	if pa.Recycles() {
-		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
-	}
 	// The A and B scalars are gathered once the plan is known: on the device from L's when the
 	// plan has room for the density tables, else on the host (gatherHost).
 	in.pa = pa
 	in.counts = [gpu.NumQueries]int{gpu.QueryH: len(pk.H), gpu.QueryL: len(pk.L), gpu.QueryA: len(pk.A),
 		gpu.QueryBG1: len(pk.BG1), gpu.QueryBG2: len(pk.BG2)}
 	return in, nil
+}
+
+// setProducts takes pa's a, b and c, padded to the domain (in place where synthesis sized them
+// for it), and notes the vectors that go back to the compiled circuit's pool afterwards.
+func (in *partitionInputs) setProducts(pa *cs.ProvingAssignment) {
+	m := 1 << in.logN
+	in.a, in.b, in.c = padZero(pa.A, m), padZero(pa.B, m), padZero(pa.C, m)
+	if pa.Recycles() {
+		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
+	}
 }
 
 // scalarBuffers keeps a few scalar vectors for reuse.
