@@ -64,7 +64,9 @@ type Event struct {
 	Attempt     int
 	// Waited is the time from queueing to this admission (admitted events).
 	Waited time.Duration
-	Err    error
+	// Times is where the partition's time went (done events).
+	Times PartitionTimes
+	Err   error
 }
 
 // Metrics receives the scheduler's measurements; plugin/ adapts it to its metrics registry.
@@ -76,6 +78,8 @@ type Metrics interface {
 	// PinnedFallback counts an upload, or an MSM streaming its SRS points, that used pageable
 	// memory because the pinned pool was spent.
 	PinnedFallback(bytes uint64)
+	// PartitionDone records where a proved partition's time went.
+	PartitionDone(device int, kind string, t PartitionTimes)
 }
 
 // WorkFunc proves one partition on the device of run with run's plan. It must be restartable:
@@ -115,6 +119,8 @@ type Result struct {
 	Plan     Plan
 	Attempts int
 	OOMs     int
+	// Times is where the partition's time went: queue, memory, kernel lock.
+	Times PartitionTimes
 }
 
 // Scheduler runs partitions on GPUs: one queue ordered by Priority, N workers per device,
@@ -143,7 +149,7 @@ type devState struct {
 	ordinal int
 	dev     Device
 	alloc   *AccountingAllocator
-	kernel  chan struct{}
+	kernel  *kernelLock
 
 	mu      sync.Mutex
 	workers []WorkerStatus
@@ -168,7 +174,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		ds := &devState{index: i, ordinal: a.ordinal, dev: d, alloc: a, kernel: make(chan struct{}, 1),
+		ds := &devState{index: i, ordinal: a.ordinal, dev: d, alloc: a, kernel: newKernelLock(),
 			workers: make([]WorkerStatus, cfg.WorkersPerDevice), tiers: map[string]int{}}
 		for w := range ds.workers {
 			ds.workers[w].ID = w
@@ -601,6 +607,8 @@ func planEvent(t EventType, d *devState, w int, plan Plan, attempt int) Event {
 func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (res Result, stolen bool, err error) {
 	it, p := pp.it, pp.it.p
 	res = Result{Device: d.ordinal, Worker: w}
+	res.Times.Queued = time.Since(it.queuedAt)
+	var admitted time.Time
 	plans := pp.plans
 	if plans == nil {
 		plans = s.candidates(d, p)
@@ -610,6 +618,7 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 		res.Attempts++
 		var g *Grant
 		var idx int
+		tAdmit := time.Now()
 		switch {
 		case first && pp.grant != nil:
 			g, idx = pp.grant, pp.idx
@@ -636,6 +645,10 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 			s.emit(p, Event{Type: EventFailed, Device: d.ordinal, Worker: w, Attempt: res.Attempts, Err: err})
 			return res, false, err
 		}
+		res.Times.Memory += time.Since(tAdmit)
+		if admitted.IsZero() {
+			admitted = time.Now()
+		}
 		plan := g.Plan
 		res.Plan = plan
 		ev := planEvent(EventAdmitted, d, w, plan, res.Attempts)
@@ -660,11 +673,20 @@ func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (re
 				log.Warnw("work function returned holding the kernel lock; released it", "device", d.ordinal,
 					"job", p.JobID, "partition", p.Index)
 			}
+			res.Times.KernelWait += run.kernelWait
+			res.Times.Kernels += run.kernelHeld
 		}
 		g.Release()
 		d.setWorker(w, busy(w, p))
 		if err == nil {
-			s.emit(p, planEvent(EventDone, d, w, plan, res.Attempts))
+			res.Times.Run = time.Since(admitted)
+			d.kernel.finished(res.Times)
+			if s.cfg.Metrics != nil {
+				s.cfg.Metrics.PartitionDone(d.ordinal, p.Kind, res.Times)
+			}
+			ev := planEvent(EventDone, d, w, plan, res.Attempts)
+			ev.Times = res.Times
+			s.emit(p, ev)
 			return res, false, nil
 		}
 		if !IsOutOfMemory(err) || ctx.Err() != nil {
@@ -742,8 +764,10 @@ type Run struct {
 	Attempt int
 	Pinned  *PinnedPool
 	grant   *Grant
-	kernel  chan struct{}
+	kernel  *kernelLock
 	held    bool // HoldKernels holds the kernel lock for this run
+	// kernelWait and kernelHeld add up this run's waits for the kernel lock and its holds.
+	kernelWait, kernelHeld time.Duration
 }
 
 // Buffer returns the device address and size of one of the plan's arena buffers.
@@ -768,12 +792,12 @@ func (r *Run) Kernel(ctx context.Context, name string, fn func() error) error {
 	if r.held {
 		return r.Device.Launch(ctx, name, fn)
 	}
-	select {
-	case r.kernel <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	waited, err := r.kernel.acquire(ctx)
+	r.kernelWait += waited
+	if err != nil {
+		return err
 	}
-	defer func() { <-r.kernel }()
+	defer func() { r.kernelHeld += r.kernel.release() }()
 	return r.Device.Launch(ctx, name, fn)
 }
 
@@ -787,10 +811,10 @@ func (r *Run) HoldKernels(ctx context.Context) (release func(), err error) {
 	if r.held {
 		return func() {}, nil
 	}
-	select {
-	case r.kernel <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	waited, err := r.kernel.acquire(ctx)
+	r.kernelWait += waited
+	if err != nil {
+		return nil, err
 	}
 	r.held = true
 	released := false
@@ -810,7 +834,7 @@ func (r *Run) releaseHold() bool {
 		return false
 	}
 	r.held = false
-	<-r.kernel
+	r.kernelHeld += r.kernel.release()
 	return true
 }
 
@@ -842,6 +866,8 @@ type DeviceStatus struct {
 	Workers []WorkerStatus `json:"workers"`
 	// Tiers counts the plans granted per tier since start.
 	Tiers map[string]int `json:"tiers"`
+	// Busy is the time the device's kernels ran, and where recent partitions waited.
+	Busy BusyStats `json:"busy"`
 }
 
 // WorkerStatus is what one worker is doing.
@@ -865,7 +891,7 @@ func (s *Scheduler) Status() Status {
 	for _, d := range s.devs {
 		d.mu.Lock()
 		ds := DeviceStatus{Info: d.dev.Info(), Memory: d.alloc.Stats(),
-			Workers: append([]WorkerStatus(nil), d.workers...), Tiers: map[string]int{}}
+			Workers: append([]WorkerStatus(nil), d.workers...), Tiers: map[string]int{}, Busy: d.kernel.stats()}
 		for k, v := range d.tiers {
 			ds.Tiers[k] = v
 		}

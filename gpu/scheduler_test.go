@@ -129,6 +129,13 @@ type countMetrics struct {
 	tiers    map[gpu.Tier]int
 	oom      int
 	fallback int
+	done     []gpu.PartitionTimes
+}
+
+func (m *countMetrics) PartitionDone(_ int, _ string, t gpu.PartitionTimes) {
+	m.mu.Lock()
+	m.done = append(m.done, t)
+	m.mu.Unlock()
 }
 
 func (m *countMetrics) PlanGranted(_ int, _ string, tier gpu.Tier, _ bool, _ uint64) {
@@ -967,6 +974,69 @@ func TestRunHoldKernels(t *testing.T) {
 	}
 	if !ownRan.Load() || !otherRan.Load() {
 		t.Fatalf("own kernel ran %v, other %v", ownRan.Load(), otherRan.Load())
+	}
+	checkIdle(t, s, dev)
+}
+
+// TestSchedulerBusyAndWaits: the kernel lock's holds are the device's busy time, and each
+// partition's result, done event, metrics and the recent averages say where it waited: in the
+// queue (one worker busy with another partition), or for the kernel lock (another worker's
+// kernels).
+func TestSchedulerBusyAndWaits(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	dev := sim.New(sim.Config{TotalMem: 8 << 30})
+	m := &countMetrics{tiers: map[gpu.Tier]int{}}
+	s, log := newTestScheduler(t, gpu.Config{WorkersPerDevice: 2, Metrics: m}, dev)
+	work := func(ctx context.Context, run *gpu.Run) error {
+		return run.Kernel(ctx, "k", func() error { time.Sleep(hold); return nil })
+	}
+	// Three partitions on two workers: the third queues until a worker is free, and the two
+	// running at once take turns at the kernel lock.
+	results := make([]gpu.Result, 3)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			results[i], err = s.Prove(context.Background(), gpu.Partition{JobID: "j", Kind: "porep-c2", Class: priority.Seal,
+				Index: i, Shape: shapeSmall}, work)
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	var sum gpu.PartitionTimes
+	var queued, lockWaits int
+	for i, r := range results {
+		tm := r.Times
+		if tm.Kernels < hold || tm.Run < tm.Kernels+tm.KernelWait {
+			t.Errorf("partition %d: times %+v: kernels under %s, or run shorter than kernels and their wait", i, tm, hold)
+		}
+		if tm.Queued >= hold/2 {
+			queued++
+		}
+		if tm.KernelWait >= hold/2 {
+			lockWaits++
+		}
+		sum.Kernels += tm.Kernels
+	}
+	if queued == 0 || lockWaits == 0 {
+		t.Errorf("times %+v: want a partition that queued and one that waited for the kernel lock", results)
+	}
+	done := log.of(gpu.EventDone)
+	if len(done) != 3 || len(m.done) != 3 {
+		t.Fatalf("%d done events, %d metric records, want 3", len(done), len(m.done))
+	}
+	for _, ev := range done {
+		if ev.Times.Kernels < hold {
+			t.Errorf("done event %+v without its kernel time", ev)
+		}
+	}
+	b := s.Status().Devices[0].Busy
+	if b.Seconds < sum.Kernels.Seconds() || b.Recent <= 0 || b.Recent > 1 || b.Partitions != 3 || b.Mean.Kernels < hold {
+		t.Fatalf("busy %+v, want at least %.3fs busy, a fraction in (0, 1] and 3 recent partitions", b, sum.Kernels.Seconds())
 	}
 	checkIdle(t, s, dev)
 }

@@ -19,6 +19,18 @@ type GPUMetrics struct {
 	allocFailed   map[failKey]uint64
 	fallbacks     uint64
 	fallbackBytes uint64
+	partitions    map[doneKey]*doneSums
+}
+
+type doneKey struct {
+	device int
+	kind   string
+}
+
+// doneSums adds up the proved partitions' times, in seconds.
+type doneSums struct {
+	n                                        uint64
+	queued, memory, kernelWait, kernels, run float64
 }
 
 type grantKey struct {
@@ -37,7 +49,8 @@ var _ gpu.Metrics = (*GPUMetrics)(nil)
 
 // NewGPUMetrics returns empty counters.
 func NewGPUMetrics() *GPUMetrics {
-	return &GPUMetrics{granted: map[grantKey]uint64{}, grantedBytes: map[grantKey]uint64{}, allocFailed: map[failKey]uint64{}}
+	return &GPUMetrics{granted: map[grantKey]uint64{}, grantedBytes: map[grantKey]uint64{}, allocFailed: map[failKey]uint64{},
+		partitions: map[doneKey]*doneSums{}}
 }
 
 func srsLabel(resident bool) string {
@@ -69,6 +82,24 @@ func (m *GPUMetrics) PinnedFallback(bytes uint64) {
 	m.fallbacks++
 	m.fallbackBytes += bytes
 	m.mu.Unlock()
+}
+
+// PartitionDone implements gpu.Metrics.
+func (m *GPUMetrics) PartitionDone(device int, kind string, t gpu.PartitionTimes) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := doneKey{device, kind}
+	s := m.partitions[k]
+	if s == nil {
+		s = &doneSums{}
+		m.partitions[k] = s
+	}
+	s.n++
+	s.queued += t.Queued.Seconds()
+	s.memory += t.Memory.Seconds()
+	s.kernelWait += t.KernelWait.Seconds()
+	s.kernels += t.Kernels.Seconds()
+	s.run += t.Run.Seconds()
 }
 
 // writeGPUMetrics renders the counters of m (may be nil) and the gauges of st.
@@ -117,6 +148,30 @@ func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
 		for _, k := range fkeys {
 			fmt.Fprintf(b, "snarkd_gpu_alloc_failed_total{device=\"%d\",tier=%q} %d\n", k.device, k.tier, m.allocFailed[k])
 		}
+		dkeys := make([]doneKey, 0, len(m.partitions))
+		for k := range m.partitions {
+			dkeys = append(dkeys, k)
+		}
+		sort.Slice(dkeys, func(i, j int) bool {
+			if dkeys[i].device != dkeys[j].device {
+				return dkeys[i].device < dkeys[j].device
+			}
+			return dkeys[i].kind < dkeys[j].kind
+		})
+		family("snarkd_gpu_partitions_proved_total", "counter", "Partitions proved, by device and proof kind.")
+		for _, k := range dkeys {
+			fmt.Fprintf(b, "snarkd_gpu_partitions_proved_total{device=\"%d\",kind=%q} %d\n", k.device, k.kind, m.partitions[k].n)
+		}
+		family("snarkd_gpu_partition_seconds_total", "counter", "Where proved partitions' time went, by device, kind and stage: queued (for a GPU worker), memory (admission), kernel_wait (another partition's kernels), kernels, run (admission to done, uploads included).")
+		for _, k := range dkeys {
+			s := m.partitions[k]
+			for _, st := range []struct {
+				name string
+				v    float64
+			}{{"queued", s.queued}, {"memory", s.memory}, {"kernel_wait", s.kernelWait}, {"kernels", s.kernels}, {"run", s.run}} {
+				fmt.Fprintf(b, "snarkd_gpu_partition_seconds_total{device=\"%d\",kind=%q,stage=%q} %g\n", k.device, k.kind, st.name, st.v)
+			}
+		}
 		family("snarkd_gpu_pinned_fallback_total", "counter", "Uploads from pageable memory because the pinned host budget was spent.")
 		fmt.Fprintf(b, "snarkd_gpu_pinned_fallback_total %d\n", m.fallbacks)
 		family("snarkd_gpu_pinned_fallback_bytes_total", "counter", "Bytes uploaded from pageable memory because the pinned host budget was spent.")
@@ -146,6 +201,16 @@ func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
 		func(d gpu.DeviceStatus) uint64 { return uint64(d.Memory.Waiting) })
 	perDevice("snarkd_gpu_workers_busy", "GPU partition workers proving a partition.",
 		func(d gpu.DeviceStatus) uint64 { return uint64(busyWorkers(d.Workers)) })
+	perDeviceF := func(name, typ, help string, get func(d gpu.DeviceStatus) float64) {
+		family(name, typ, help)
+		for _, d := range st.Devices {
+			fmt.Fprintf(b, "%s{device=\"%d\"} %g\n", name, d.Info.Ordinal, get(d))
+		}
+	}
+	perDeviceF("snarkd_gpu_busy_seconds_total", "counter", "Time the GPU's kernels ran (its kernel lock held); its rate is the busy fraction.",
+		func(d gpu.DeviceStatus) float64 { return d.Busy.Seconds })
+	perDeviceF("snarkd_gpu_busy_ratio", "gauge", "Fraction of the last minute the GPU's kernels ran.",
+		func(d gpu.DeviceStatus) float64 { return d.Busy.Recent })
 	family("snarkd_gpu_partitions_queued", "gauge", "Partitions in the GPU scheduler's queue.")
 	fmt.Fprintf(b, "snarkd_gpu_partitions_queued %d\n", st.Queued)
 	family("snarkd_gpu_pinned_bytes", "gauge", "Page-locked host memory held: upload buffers (in use and cached) and host vectors locked in place.")
@@ -184,6 +249,10 @@ func gpuDevices(st gpu.Status) []rpcapi.DeviceStatus {
 			VRAMOthers: d.Memory.Others, VRAMHeadroom: d.Memory.Headroom, ResidentBytes: d.Memory.ResidentBytes,
 			Waiting: d.Memory.Waiting, Tiers: map[string]int{}, Workers: len(d.Workers),
 		}
+		b, mt := d.Busy, d.Busy.Mean
+		ds.Busy = &rpcapi.DeviceBusy{Seconds: b.Seconds, Recent: b.Recent, Partitions: b.Partitions,
+			Queued: mt.Queued.Seconds(), Memory: mt.Memory.Seconds(), KernelWait: mt.KernelWait.Seconds(),
+			Kernels: mt.Kernels.Seconds(), Run: mt.Run.Seconds()}
 		// Every tier is listed, so that clients see zero counts rather than missing keys.
 		for _, t := range []gpu.Tier{gpu.TierFull, gpu.TierPartial, gpu.TierMinimal} {
 			ds.Tiers[t.String()] = d.Tiers[t.String()]

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -40,8 +41,11 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 		shape.Points[q] = 1 << 16
 	}
 	ctx := context.Background()
-	if _, err := sched.Prove(ctx, gpu.Partition{JobID: "job-a", Kind: "porep-c2", Class: priority.Seal, Index: 0, Shape: shape},
-		func(context.Context, *gpu.Run) error { return nil }); err != nil {
+	resA, err := sched.Prove(ctx, gpu.Partition{JobID: "job-a", Kind: "porep-c2", Class: priority.Seal, Index: 0, Shape: shape},
+		func(ctx context.Context, run *gpu.Run) error {
+			return run.Kernel(ctx, "k", func() error { time.Sleep(20 * time.Millisecond); return nil })
+		})
+	if err != nil {
 		t.Fatal(err)
 	}
 	running, release := make(chan struct{}), make(chan struct{})
@@ -83,6 +87,9 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 			}
 		}
 	}
+	if b := st.Devices[resA.Device].Busy; b == nil || b.Partitions != 1 || b.Seconds < 0.02 || b.Kernels < 0.02 || b.Recent <= 0 {
+		t.Errorf("device %d busy %+v after a partition of 20 ms of kernels", resA.Device, b)
+	}
 	if tiers != 2 || busy != 1 || worker.JobID != "job-b" || worker.Kind != "window-post" || worker.Partition != 3 || worker.Tier != "full" {
 		t.Errorf("tiers %d, busy %d, worker %+v", tiers, busy, worker)
 	}
@@ -99,6 +106,10 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 		`snarkd_gpu_partitions_waiting{device="0"} 0`,
 		"snarkd_gpu_partitions_queued 0",
 		"snarkd_gpu_pinned_in_place_bytes 0",
+		fmt.Sprintf(`snarkd_gpu_partitions_proved_total{device="%d",kind="porep-c2"} 1`, resA.Device),
+		fmt.Sprintf(`snarkd_gpu_partition_seconds_total{device="%d",kind="porep-c2",stage="kernels"} `, resA.Device),
+		"# TYPE snarkd_gpu_busy_seconds_total counter",
+		`snarkd_gpu_busy_ratio{device="1"} `,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %q:\n%s", want, text)

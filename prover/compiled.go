@@ -130,6 +130,13 @@ func (c *ParamCache) fill(ctx context.Context, e *paramEntry, ce *compiledEntry,
 }
 
 // loadOrCompile reads dir/key.r1cs, or records the circuit with build and stores it there.
+// LoadOrCompile returns the compiled circuit called key from <dir>/<key>.r1cs, or records it
+// with build and stores it there ("" keeps it in memory only), as a proof's first partition
+// does: for tools that need the circuit before its first proof.
+func LoadOrCompile(ctx context.Context, dir, key string, build func(context.Context) (*cs.Compiled, error)) (*cs.Compiled, error) {
+	return loadOrCompile(ctx, dir, key, build)
+}
+
 func loadOrCompile(ctx context.Context, dir, key string, build func(context.Context) (*cs.Compiled, error)) (*cs.Compiled, error) {
 	path := ""
 	if dir != "" {
@@ -326,9 +333,11 @@ func safeBuild(ctx context.Context, build func(context.Context) (*cs.Compiled, e
 	return build(ctx)
 }
 
-// buildID names this build in stored compiled circuits, so that an upgraded snarkd records its
+// BuildID names this build in stored compiled circuits, so that an upgraded snarkd records its
 // circuits again rather than trusting files an earlier build wrote (a development build without
-// a version or revision is "dev").
+// a version or revision is "dev"). Tools that store circuits for the daemon stamp them with it.
+func BuildID() string { return buildID() }
+
 func buildID() string {
 	v := buildinfo.Version
 	if bi, ok := debug.ReadBuildInfo(); ok {

@@ -73,6 +73,11 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 					ev.Device, ev.Worker, ev.Tier, srs, gpu.FormatBytes(ev.Bytes), ev.Attempt, ev.Waited.Round(time.Millisecond)))
 			case gpu.EventAllocFailed:
 				info.Note(StageAdmitted, fmt.Sprintf("gpu %d: out of memory with the %s plan; retrying with a smaller one", ev.Device, ev.Tier))
+			case gpu.EventDone:
+				t := ev.Times
+				ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+				info.Note(StageProved, fmt.Sprintf("gpu %d worker %d: queued %s, waited for memory %s, for other kernels %s; kernels %s, admission to done %s",
+					ev.Device, ev.Worker, ms(t.Queued), ms(t.Memory), ms(t.KernelWait), ms(t.Kernels), ms(t.Run)))
 			}
 		},
 	})

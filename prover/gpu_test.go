@@ -25,13 +25,16 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 	}
 	p := New(b, NewParamCache(t.TempDir()))
 	var mu sync.Mutex
-	admitted := map[int]string{}
+	admitted, proved := map[int]string{}, map[int]string{}
 	res, err := p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Partitions: 5, Seed: 9}},
 		func(st Stage, part, _ int, detail ...string) {
-			if st == StageAdmitted {
-				mu.Lock()
+			mu.Lock()
+			defer mu.Unlock()
+			switch st {
+			case StageAdmitted:
 				admitted[part] = strings.Join(detail, "")
-				mu.Unlock()
+			case StageProved:
+				proved[part] = strings.Join(detail, "")
 			}
 		})
 	if err != nil {
@@ -40,6 +43,9 @@ func TestPipelineSimulatedGPU(t *testing.T) {
 	for i := range 5 {
 		if d := admitted[i]; !strings.Contains(d, "plan, SRS") {
 			t.Errorf("partition %d: admitted detail %q", i, d)
+		}
+		if d := proved[i]; !strings.Contains(d, "queued ") || !strings.Contains(d, "; kernels ") {
+			t.Errorf("partition %d: proved detail %q", i, d)
 		}
 	}
 	if res.Partitions != 5 || len(res.Proof) != 5*192 {

@@ -192,6 +192,28 @@ func (c *ParamCache) update(ctx context.Context, name string, ps *update.Params)
 	return c.filecoin(ctx, meta, ps.ParamFile(), "SnapDeals", checkInputs(name, 5))
 }
 
+// PutPoSt is PutSeal for a PoSt proof type.
+func (c *ParamCache) PutPoSt(ctx context.Context, p *post.Proof, sp *SealParams) error {
+	kind := rpcapi.KindWinningPoSt
+	if p.Kind == post.Window {
+		kind = rpcapi.KindWindowPoSt
+	}
+	meta := ParamMeta{Kind: kind, SectorSize: p.SectorSize, Proof: p.Name}
+	_, _, err := c.get(ctx, p.ParamFile()+".params", meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
+	return err
+}
+
+// PutUpdate is PutSeal for the SnapDeals circuit of update proof type pt.
+func (c *ParamCache) PutUpdate(ctx context.Context, pt abi.RegisteredUpdateProof, sp *SealParams) error {
+	ps, err := update.ForProof(pt)
+	if err != nil {
+		return err
+	}
+	meta := ParamMeta{Kind: rpcapi.KindSnapProve, SectorSize: ps.SectorNodes * prooftypes.NodeSize, Proof: UpdateProofName(pt)}
+	_, _, err = c.get(ctx, ps.ParamFile()+".params", meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
+	return err
+}
+
 // UnknownCircuitError answers a proof kind and sector size that name no Filecoin circuit.
 type UnknownCircuitError struct {
 	Kind       Kind

@@ -164,6 +164,9 @@ const (
 	// StageAdmitted is reported by GPU backends when a device grants a partition its memory
 	// plan (detail: device, worker, tier, SRS placement), between proving and the proof.
 	StageAdmitted Stage = "admitted"
+	// StageProved is reported by GPU backends when a partition's proof is back (detail: the
+	// device and where the partition waited).
+	StageProved Stage = "partition-proved"
 )
 
 // Progress receives the stage a request is entering, with the 0-based partition and, for some
@@ -193,6 +196,7 @@ type Result struct {
 // Phase names in Result.Phases.
 const (
 	PhasePlan          = "plan"      // decode, vanilla checks, parameters
+	PhaseSlot          = "slot"      // waiting for a partition slot (host memory bound)
 	PhaseCompile       = "compile"   // compiled circuit: from memory, disk, or recorded
 	PhaseWitness       = "witness"   // witness-only synthesis
 	PhaseProducts      = "abc"       // a, b, c from the compiled circuit
@@ -484,10 +488,12 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	info.Class = class
 	for i, part := range parts {
+		tSlot := time.Now()
 		if err := p.gate.acquire(ctx, gateKey{Class: class, Submitted: info.Submitted.UnixNano(), JobID: info.JobID, Index: i}); err != nil {
 			fail(err)
 			break
 		}
+		ph.Add(PhaseSlot, time.Since(tSlot))
 		progress(StageSynthesizing, i, len(parts))
 		t0 := time.Now()
 		pa, err := part.synthesize(ctx, groth16.CapacityFor(pk), ph)

@@ -184,10 +184,13 @@ const (
 	EventVerifying    EventType = "verifying"
 	// EventAdmitted: a GPU granted a partition its memory plan (Detail names the device, the
 	// worker, the tier and where the SRS lives), or an out-of-memory sent it to a smaller one.
-	EventAdmitted  EventType = "admitted"
-	EventDone      EventType = "done"
-	EventFailed    EventType = "failed"
-	EventCancelled EventType = "cancelled"
+	EventAdmitted EventType = "admitted"
+	// EventPartitionProved: a GPU proved a partition (Detail: the device, and where the
+	// partition's time went: GPU queue, device memory, other partitions' kernels, its kernels).
+	EventPartitionProved EventType = "partition-proved"
+	EventDone            EventType = "done"
+	EventFailed          EventType = "failed"
+	EventCancelled       EventType = "cancelled"
 )
 
 // JobEvent is one progress event. Partition is 0-based and meaningful for synthesizing and
@@ -263,6 +266,21 @@ type DeviceStatus struct {
 	CurrentJobIDs []JobID `json:",omitempty"`
 	// WorkerStates is what each GPU worker runs now (GPU backends only).
 	WorkerStates []DeviceWorker `json:",omitempty"`
+	// Busy is how busy the GPU's kernels kept it and where recent partitions waited (GPU
+	// backends only).
+	Busy *DeviceBusy `json:",omitempty"`
+}
+
+// DeviceBusy is the time a GPU's kernels ran, and the average partition of the last minute.
+type DeviceBusy struct {
+	// Seconds is the kernels' time since start; Recent their fraction of the last minute.
+	Seconds float64
+	Recent  float64
+	// Partitions counts those that finished in the last minute; the rest are their averages in
+	// seconds: in the GPU queue, waiting for device memory, waiting for another partition's
+	// kernels, running kernels, and from admission to done (uploads included).
+	Partitions                               int
+	Queued, Memory, KernelWait, Kernels, Run float64
 }
 
 // DeviceWorker is one GPU partition worker.

@@ -8,11 +8,14 @@
 #   go test -c -ldflags "-s -w" -o c2bench/post.test ./filecoin/post/ &&
 #   go test -c -ldflags "-s -w" -o c2bench/update.test ./filecoin/update/
 #
-# then run `c2bench/c2-bench-device.sh synth|equal|c2 [OUTDIR]` there (copy this script beside
+# (pipeline and cards need only snarkd-cuda; squeeze gpuprove.test: go test -c -tags cuda
+# ./groth16/gpuprove/), then run `c2bench/c2-bench-device.sh PART [OUTDIR]` there (copy this script beside
 # the binaries). synth: the 32 GiB PoRep and WindowPoSt partition syntheses (full, witness-only,
 # products). equal: the 32 GiB equality tests (PoRep with GPU proofs, WindowPoSt, SnapDeals). c2:
 # `snarkd bench c2` with compiled synthesis, two jobs at once; C2_FULL=1 adds full synthesis (one
-# proof: on a 128 GiB host it can run out of memory). It prints a short table last; logs and
+# proof: on a 128 GiB host it can run out of memory). pipeline: sustained and single C2, a
+# WindowPoSt partition; cards: SnapDeals, and C2 as on smaller cards; squeeze: the VRAM squeeze
+# with deferred products. It prints a short table last; logs and
 # JSON reports go to OUTDIR. Each part fits one device call (under 10 minutes).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +30,15 @@ step() {
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc $(($(date +%s) - start))s" | tee -a "$out/steps.txt"
+}
+# summary prints the headline figures of bench c2/post JSON reports.
+summary() {
+  local n
+  for n in "$@"; do
+    echo "== $n"
+    grep -E '^proof [0-9]|^admission as' "$out/$n.log"
+    grep -E '"(sustained_s_per_proof|steady_latency_s|first_proof_s|gpu_busy|peak_rss_gib|peak_vram_gib|kernel_s|kernel_lock_s|queued_s|memory_s|kernel_wait_s|run_s)"' "$out/$n.log" | tr -d ' ' | paste -sd' '
+  done
 }
 case $part in
 synth)
@@ -57,8 +69,45 @@ c2)
     grep -E '^proof [0-9]|"(sustained_s_per_proof|first_proof_s|gpu_busy|peak_rss_gib|peak_vram_gib)"' "$out/c2-$mode.log"
   done
   ;;
+pipeline)
+  # Sustained 32 GiB C2 (two jobs), a lone C2's latency on a warm daemon (one job), and a
+  # WindowPoSt partition end to end; circuits compiled ahead with `circuit compile`.
+  circ=/tmp/snarkd-bench-circuits
+  step compile-porep 150 "$here/snarkd-cuda" circuit compile --proof 32GiB --dir "$circ" --json
+  step c2-sustained 330 "$here/snarkd-cuda" bench c2 --proof 32GiB --proofs "${C2_PROOFS:-6}" --jobs 2 --circuit-dir "$circ" --json
+  step c2-single 220 "$here/snarkd-cuda" bench c2 --proof 32GiB --proofs 3 --jobs 1 --circuit-dir "$circ" --json
+  step post-window 200 "$here/snarkd-cuda" bench post --proof StackedDrgWindow32GiBV1_1 --proofs 4 --jobs 1 --circuit-dir "$circ" --json
+  summary c2-sustained c2-single post-window
+  grep -h '"device_bytes"' "$out/compile-porep.log"
+  ;;
+cards)
+  # SnapDeals 32 GiB sustained (SNAP=0 leaves it out), the 32 GiB C2 with admission as on a
+  # 24 GiB card (CARDS=24GiB,16GiB for more), and with POST=1 a WindowPoSt partition.
+  circ=/tmp/snarkd-bench-circuits
+  names=
+  if [ "${SNAP:-1}" = 1 ]; then
+    step snap 300 "$here/snarkd-cuda" bench c2 --proof UpdateStackedDrg32GiBV1 --proofs "${SNAP_PROOFS:-4}" --jobs 2 --circuit-dir "$circ" --json
+    names=snap
+  fi
+  for card in $(echo "${CARDS-24GiB}" | tr , ' '); do
+    step "c2-card$card" 330 "$here/snarkd-cuda" bench c2 --proof 32GiB --proofs "${CARD_PROOFS:-4}" --jobs 2 --card "$card" --circuit-dir "$circ" --json
+    names="$names c2-card$card"
+  done
+  if [ "${POST:-}" = 1 ]; then
+    step post-window 200 "$here/snarkd-cuda" bench post --proof StackedDrgWindow32GiBV1_1 --proofs 3 --jobs 1 --circuit-dir "$circ" --json
+    names="$names post-window"
+  fi
+  summary $names
+  ;;
+squeeze)
+  # The VRAM squeeze with the blocked circuit's products deferred (matrices in the plans).
+  SNARKD_GPU_SQUEEZE=${SQUEEZE:-all,13,9,5,2.5} SNARKD_GPU_SQUEEZE_BLOCKS=${BLOCKS:-200000} \
+    step squeeze 400 "$here/gpuprove.test" -test.v -test.run TestHardwareSqueeze
+  grep -A8 '^squeeze:' "$out/squeeze.log"
+  grep -hE -- '^(--- |ok|FAIL)|squeeze_test|prove_cuda_test' "$out/squeeze.log" | tail -8
+  ;;
 *)
-  echo "unknown part $part: want synth, equal or c2" >&2
+  echo "unknown part $part: want synth, equal, c2, pipeline, cards or squeeze" >&2
   exit 2
   ;;
 esac

@@ -15,6 +15,7 @@ func benchCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			benchProveCommand(),
 			benchC2Command(),
+			benchPoStCommand(),
 			benchGPUCommand(),
 		},
 	}

@@ -17,7 +17,9 @@ import (
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
 	"github.com/snarkd/snarkd/filecoin/update"
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/groth16/gpuprove"
 	"github.com/snarkd/snarkd/plugin"
+	"github.com/snarkd/snarkd/prover"
 )
 
 func circuitCommand() *cli.Command {
@@ -61,17 +63,19 @@ func circuitCommand() *cli.Command {
 
 // compileReport is what `snarkd circuit compile` prints.
 type compileReport struct {
-	Proof        string  `json:"proof"`
-	Key          string  `json:"key"`
-	File         string  `json:"file"`
-	Rows         int     `json:"rows"`
-	Terms        int     `json:"terms"`
-	Coefficients int     `json:"coefficients"`
-	Flat         bool    `json:"flat"`
-	MemoryBytes  uint64  `json:"memory_bytes"`
-	FileBytes    int64   `json:"file_bytes"`
-	CompileSec   float64 `json:"compile_s"`
-	LoadSec      float64 `json:"load_s"`
+	Proof        string `json:"proof"`
+	Key          string `json:"key"`
+	File         string `json:"file"`
+	Rows         int    `json:"rows"`
+	Terms        int    `json:"terms"`
+	Coefficients int    `json:"coefficients"`
+	Flat         bool   `json:"flat"`
+	MemoryBytes  uint64 `json:"memory_bytes"`
+	// DeviceBytes is the compiled circuit's matrices as the GPU keeps them (gpuprove.CircuitBytes).
+	DeviceBytes uint64  `json:"device_bytes"`
+	FileBytes   int64   `json:"file_bytes"`
+	CompileSec  float64 `json:"compile_s"`
+	LoadSec     float64 `json:"load_s"`
 }
 
 func circuitCompile(c *cli.Context) error {
@@ -92,8 +96,10 @@ func circuitCompile(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	comp.Build = prover.BuildID() // the daemon reads only files of its own build
 	rep := compileReport{Proof: f.Name, Key: comp.Key, File: filepath.Join(dir, comp.Key+".r1cs"), Rows: comp.NumConstraints(),
-		Terms: comp.Terms(), Coefficients: len(comp.Coeffs), Flat: comp.Flat, MemoryBytes: comp.Bytes(), CompileSec: time.Since(t0).Seconds()}
+		Terms: comp.Terms(), Coefficients: len(comp.Coeffs), Flat: comp.Flat, MemoryBytes: comp.Bytes(),
+		DeviceBytes: gpuprove.CircuitBytes(comp), CompileSec: time.Since(t0).Seconds()}
 	if err := comp.Store(rep.File); err != nil {
 		return err
 	}
@@ -108,9 +114,9 @@ func circuitCompile(c *cli.Context) error {
 	if c.Bool("json") {
 		return printJSON(c, rep)
 	}
-	fmt.Fprintf(c.App.Writer, "%s: %s\n  %d rows, %d stored terms, %d coefficients%s\n  %s in memory, %s on disk (%s), recorded in %.1fs, read back in %.2fs\n",
+	fmt.Fprintf(c.App.Writer, "%s: %s\n  %d rows, %d stored terms, %d coefficients%s\n  %s in memory, %s on disk (%s), recorded in %.1fs, read back in %.2fs\n  %s of device matrices (resident with the SRS where the GPU computes a, b, c)\n",
 		rep.Proof, rep.Key, rep.Rows, rep.Terms, rep.Coefficients, map[bool]string{true: ", every row stored (blocks differ)", false: ", one block stored"}[rep.Flat],
-		gpu.FormatBytes(rep.MemoryBytes), gpu.FormatBytes(uint64(rep.FileBytes)), rep.File, rep.CompileSec, rep.LoadSec)
+		gpu.FormatBytes(rep.MemoryBytes), gpu.FormatBytes(uint64(rep.FileBytes)), rep.File, rep.CompileSec, rep.LoadSec, gpu.FormatBytes(rep.DeviceBytes))
 	return nil
 }
 

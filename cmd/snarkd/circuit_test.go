@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/filecoin/porep/circuit"
+	"github.com/snarkd/snarkd/prover"
 )
 
 func circuitInfoJSON(t *testing.T, args ...string) []circuit.Info {
@@ -41,5 +45,33 @@ func TestCircuitInfoPoStSnapDeals(t *testing.T) {
 	}
 	if q.AAuxDensity != -1 || f.AAuxDensity <= 0 || q.PublicInputs != 133 {
 		t.Fatalf("WinningPoSt 2KiB densities: quick %d, full %d; inputs %d", q.AAuxDensity, f.AAuxDensity, q.PublicInputs)
+	}
+}
+
+// TestCircuitCompileForTheDaemon: `circuit compile` stores a file the daemon's loader accepts
+// (stamped with this build), and reports the matrices' device bytes.
+func TestCircuitCompileForTheDaemon(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	app := newApp()
+	app.Writer, app.ErrWriter = &out, &out
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	if err := app.Run([]string{"snarkd", "--repo", t.TempDir(), "circuit", "compile", "--proof", "StackedDrgWinning2KiBV1", "--dir", dir, "--json"}); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	var rep compileReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if rep.DeviceBytes == 0 || rep.DeviceBytes < uint64(rep.Terms)*4 {
+		t.Errorf("device bytes %d for %d stored terms", rep.DeviceBytes, rep.Terms)
+	}
+	built := false
+	comp, err := prover.LoadOrCompile(context.Background(), dir, rep.Key, func(context.Context) (*cs.Compiled, error) {
+		built = true
+		return nil, errors.New("the stored file was refused")
+	})
+	if err != nil || built || comp.NumConstraints() != rep.Rows {
+		t.Fatalf("the daemon's loader on %s: %v (recorded again: %v)", rep.File, err, built)
 	}
 }

@@ -101,7 +101,20 @@ func printGPUs(w io.Writer, devs []rpcapi.DeviceStatus) {
 			fmt.Fprintf(w, "  worker %d: job %s partition %d (%s), %s plan, %s, SRS %s\n",
 				wk.ID, wk.JobID, wk.Partition, wk.Kind, wk.Tier, size0(wk.Bytes), srs)
 		}
+		if b := d.Busy; b != nil {
+			fmt.Fprintf(w, "  busy %.0f %% of the last minute (%s of kernels since start)", b.Recent*100, seconds(b.Seconds))
+			if b.Partitions > 0 {
+				fmt.Fprintf(w, "; its %d partitions on average: queued %s, memory %s, other kernels %s, kernels %s, run %s",
+					b.Partitions, seconds(b.Queued), seconds(b.Memory), seconds(b.KernelWait), seconds(b.Kernels), seconds(b.Run))
+			}
+			fmt.Fprintln(w)
+		}
 	}
+}
+
+// seconds formats a duration in seconds for status lines.
+func seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
 }
 
 // size0 is size with 0 written as such (size writes "-" for unknown).

@@ -270,7 +270,8 @@ func drawProgress(w io.Writer, ev rpcapi.JobEvent) {
 	fill := done * width / n
 	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)
 	stage := string(ev.Type)
-	if ev.Type == rpcapi.EventSynthesizing || ev.Type == rpcapi.EventProving || ev.Type == rpcapi.EventAdmitted {
+	switch ev.Type {
+	case rpcapi.EventSynthesizing, rpcapi.EventProving, rpcapi.EventAdmitted, rpcapi.EventPartitionProved:
 		stage = fmt.Sprintf("%s partition %d/%d", ev.Type, ev.Partition+1, n)
 	}
 	fmt.Fprintf(w, "\r[%s] %-32s %8s", bar, stage, ms(ev.ElapsedMs).Round(100*time.Millisecond))

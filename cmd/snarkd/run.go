@@ -361,12 +361,17 @@ func selectDevices(devs []gpu.Device, want []int) ([]gpu.Device, error) {
 	return out, nil
 }
 
-// logGPUEvent logs the scheduler's admissions (debug) and unpredicted out-of-memory (warn).
+// logGPUEvent logs the scheduler's admissions and proved partitions (debug) and unpredicted
+// out-of-memory (warn).
 func logGPUEvent(e gpu.Event) {
 	switch e.Type {
 	case gpu.EventAdmitted:
 		log.Debugw("partition admitted", "job", e.JobID, "partition", e.Index, "device", e.Device, "worker", e.Worker,
 			"tier", e.Tier.String(), "srs_resident", e.SRSResident, "compact_ntt", e.CompactNTT, "bytes", gpu.FormatBytes(e.Bytes), "waited", e.Waited)
+	case gpu.EventDone:
+		t := e.Times
+		log.Debugw("partition proved", "job", e.JobID, "partition", e.Index, "device", e.Device, "worker", e.Worker,
+			"queued", t.Queued, "memory_wait", t.Memory, "kernel_wait", t.KernelWait, "kernels", t.Kernels, "run", t.Run)
 	case gpu.EventAllocFailed:
 		log.Warnw("GPU allocation failed despite admission (another process took memory); retrying with a smaller plan",
 			"job", e.JobID, "partition", e.Index, "device", e.Device, "tier", e.Tier.String(), "err", e.Err)

@@ -3,11 +3,14 @@ package post
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
 	gmerkle "github.com/snarkd/snarkd/gadgets/merkle"
+	"github.com/snarkd/snarkd/internal/cores"
 )
 
 // Partition is one PoSt circuit ready to prove: the witness circuit and the public inputs a
@@ -123,25 +126,51 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 		return nil, fmt.Errorf("partition index %d", partition)
 	}
 	cfg := p.Config()
+	// Each sector's decoding and Merkle verification is independent (about 8 ms of Poseidon per
+	// 32 GiB sector, 19 s for a full 2,349-sector partition on one core): they run on every core,
+	// and the partition is laid out in order afterwards, the first failing sector reported.
+	type checked struct {
+		v   *SectorVanilla
+		s   CircuitSector
+		err error
+	}
+	res := make([]checked, len(vanilla))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(cores.N(), len(vanilla)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(vanilla) {
+					return
+				}
+				r := &res[i]
+				if r.v, r.err = DecodeSectorVanilla(p, vanilla[i]); r.err != nil {
+					r.err = fmt.Errorf("vanilla proof %d: %w", i, r.err)
+					continue
+				}
+				if r.err = p.VerifySector(r.v, randomness, partition*p.SectorCount+i); r.err != nil {
+					continue
+				}
+				r.s, r.err = circuitSector(r.v, r.v.Sectors[0].InclusionProofs)
+			}
+		}()
+	}
+	wg.Wait()
 	part := &Partition{Circuit: &Circuit{Config: cfg}}
 	seen := map[uint64]bool{}
-	for i, b := range vanilla {
-		v, err := DecodeSectorVanilla(p, b)
-		if err != nil {
-			return nil, fmt.Errorf("vanilla proof %d: %w", i, err)
+	for i, r := range res {
+		if r.err != nil {
+			return nil, r.err
 		}
+		v, s := r.v, r.s
 		if seen[v.SectorID] {
 			return nil, fmt.Errorf("%w: sector %d", ErrDuplicateSector, v.SectorID)
 		}
 		seen[v.SectorID] = true
 		sectorIndex := partition*p.SectorCount + i
-		if err := p.VerifySector(v, randomness, sectorIndex); err != nil {
-			return nil, err
-		}
-		s, err := circuitSector(v, v.Sectors[0].InclusionProofs)
-		if err != nil {
-			return nil, err
-		}
 		part.Circuit.Sectors = append(part.Circuit.Sectors, s)
 		part.SectorIDs = append(part.SectorIDs, v.SectorID)
 		part.Inputs = append(part.Inputs, s.CommR)

@@ -30,6 +30,10 @@ type circuitImage struct {
 	prefixRows, blocks uint64
 }
 
+// CircuitBytes is the device memory of c's matrices in the wide plan (one resident vector per
+// circuit, shared by its partitions).
+func CircuitBytes(c *cs.Compiled) uint64 { return newCircuitImage(c).size }
+
 func newCircuitImage(c *cs.Compiled) circuitImage {
 	im := circuitImage{comp: c, prefixRows: uint64(c.Prefix.A.Rows())}
 	if !c.Flat {

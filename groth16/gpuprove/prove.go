@@ -596,6 +596,7 @@ func simulatedWork(ctx context.Context, run *gpu.Run, pk *groth16.Parameters, in
 			return err
 		}
 		log.add("h (cpu)", time.Since(t0))
+		log.span("h (cpu)", t0)
 		t0 = time.Now()
 		res = new(groth16.MSMResults)
 		if err := groth16.ComputeHMSM(ctx, pk, h, res); err != nil {
@@ -618,6 +619,7 @@ func simulatedWork(ctx context.Context, run *gpu.Run, pk *groth16.Parameters, in
 			}
 		}
 		log.add("msm (cpu)", time.Since(t0))
+		log.span("msm (cpu)", t0)
 		return nil
 	})
 	return res, err

@@ -401,28 +401,23 @@ func envLogN(name string, def int) int {
 // TestHardwareSqueeze is the acceptance run for the memory policy on a real GPU: another process
 // holds VRAM so that only N GiB stay free (SNARKD_GPU_SQUEEZE="13,9,5,2.5"; "all" is the whole
 // card), and at each N five partitions of a 2^SNARKD_GPU_SQUEEZE_LOG domain (default 24) run on
-// 2 workers. Every proof must equal the CPU prover's bytes, no partition may hit an
-// out-of-memory, and the tiers granted are printed.
+// 2 workers (SNARKD_GPU_SQUEEZE_BLOCKS=n: the blocked test circuit of n blocks with its products
+// deferred, so that plans carry the compiled circuit's matrices). Every proof must equal the CPU
+// prover's bytes, no partition may hit an out-of-memory, and the tiers granted are printed.
 func TestHardwareSqueeze(t *testing.T) {
 	spec := os.Getenv("SNARKD_GPU_SQUEEZE")
 	if spec == "" {
 		t.Skip("set SNARKD_GPU_SQUEEZE=13,9,5,2.5 (GiB left free) to run")
 	}
 	needGPU(t)
-	logN := envLogN("SNARKD_GPU_SQUEEZE_LOG", 24)
-	sh := syntheticShape{logN: logN, inputs: 328, bDensity: 0.25, ones01: 0.95}
-	t0 := time.Now()
-	pk, pa := syntheticAssignment(t, sh)
-	t.Logf("synthetic 2^%d partition built in %s", logN, time.Since(t0))
-	t0 = time.Now()
-	ref := cpuMSMs(t, pk, cloneAssignment(pa))
-	t.Logf("CPU reference MSMs in %s", time.Since(t0))
+	w := squeezeWorkload(t)
 	const parts = 5
 	type row struct {
-		leave string
-		tiers []string
-		wall  time.Duration
-		ooms  int
+		leave    string
+		tiers    []string
+		wall     time.Duration
+		ooms     int
+		onDevice int
 	}
 	var rows []row
 	for _, f := range strings.Split(spec, ",") {
@@ -446,7 +441,7 @@ func TestHardwareSqueeze(t *testing.T) {
 				defer wg.Done()
 				r, s := fixedRS(i)
 				results[i], errs[i] = p.Prove(context.Background(), ProveRequest{JobID: "squeeze", Kind: "porep-c2", Class: priority.Seal,
-					Index: i, SRSKey: "squeeze", PK: pk, PA: cloneAssignment(pa), R: r, S: s})
+					Index: i, SRSKey: "squeeze", PK: w.pk, PA: w.assignment(), R: r, S: s})
 			}()
 		}
 		wg.Wait()
@@ -461,7 +456,7 @@ func TestHardwareSqueeze(t *testing.T) {
 				t.Fatalf("N=%s partition %d: %v", f, i, errs[i])
 			}
 			r, s := fixedRS(i)
-			want, err := groth16.Assemble(&pk.VK, ref, &r, &s)
+			want, err := groth16.Assemble(&w.pk.VK, w.ref, &r, &s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -470,6 +465,11 @@ func TestHardwareSqueeze(t *testing.T) {
 			}
 			rw.ooms += results[i].Run.OOMs
 			rw.tiers = append(rw.tiers, results[i].Run.Plan.String())
+			for _, st := range results[i].Stages {
+				if st.Name == "products a, b, c" {
+					rw.onDevice++
+				}
+			}
 		}
 		if rw.ooms != 0 {
 			t.Errorf("N=%s: %d unexpected out-of-memory retries", f, rw.ooms)
@@ -477,12 +477,60 @@ func TestHardwareSqueeze(t *testing.T) {
 		t.Logf("N=%s: limit %s, tiers granted %v", f, gpu.FormatBytes(st.Devices[0].Memory.Total-st.Devices[0].Memory.Others-st.Devices[0].Memory.Headroom), st.Devices[0].Tiers)
 		rows = append(rows, rw)
 	}
-	fmt.Printf("\nsqueeze: %d partitions of 2^%d, 2 workers, proofs compared with the CPU prover's bytes\n", parts, logN)
-	fmt.Printf("%-8s %-10s %-6s %s\n", "free GiB", "wall", "OOMs", "plans granted")
+	fmt.Printf("\nsqueeze: %d partitions of %s, 2 workers, proofs compared with the CPU prover's bytes\n", parts, w.name)
+	fmt.Printf("%-8s %-10s %-6s %-12s %s\n", "free GiB", "wall", "OOMs", "abc on GPU", "plans granted")
 	for _, r := range rows {
 		sort.Strings(r.tiers)
-		fmt.Printf("%-8s %-10s %-6d %s\n", r.leave, r.wall.Round(time.Millisecond), r.ooms, strings.Join(r.tiers, "; "))
+		fmt.Printf("%-8s %-10s %-6d %-12d %s\n", r.leave, r.wall.Round(time.Millisecond), r.ooms, r.onDevice, strings.Join(r.tiers, "; "))
 	}
+}
+
+// squeezeCase is what the squeeze proves: keys, a fresh assignment per partition, and the CPU
+// prover's MSM results (the same for every partition).
+type squeezeCase struct {
+	name       string
+	pk         *groth16.Parameters
+	assignment func() *cs.ProvingAssignment
+	ref        *groth16.MSMResults
+}
+
+// squeezeWorkload is a synthetic PoRep-like partition of 2^SNARKD_GPU_SQUEEZE_LOG (24 when
+// unset), or with SNARKD_GPU_SQUEEZE_BLOCKS=n the blocked test circuit of n blocks (21 rows
+// each, moved terms) with its products deferred, so that plans carry the compiled circuit's
+// matrices and the wide plan computes a, b and c on the device (dummy keys of its shape).
+func squeezeWorkload(t *testing.T) squeezeCase {
+	t0 := time.Now()
+	if blocks := envLogN("SNARKD_GPU_SQUEEZE_BLOCKS", 0); blocks > 0 {
+		ctx := context.Background()
+		c := blockCircuit{n: blocks, seed: 11}
+		pk, err := groth16.DummyParameters(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp, err := cs.Compile(ctx, "squeeze-block", c.prefix, c.n, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := cs.WitnessBlocks(ctx, comp, c.prefix, c.n, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := comp.Complete(ctx, full, 8); err != nil {
+			t.Fatal(err)
+		}
+		ref := cpuMSMs(t, pk, full)
+		t.Logf("blocked circuit of %d blocks (%d rows, device matrices %s): keys, compiled form and CPU reference in %s",
+			blocks, comp.NumConstraints(), gpu.FormatBytes(newCircuitImage(comp).size), time.Since(t0))
+		return squeezeCase{name: fmt.Sprintf("the blocked circuit (%d rows, products deferred)", comp.NumConstraints()), pk: pk, ref: ref,
+			assignment: func() *cs.ProvingAssignment { return deferredWitness(t, c, comp, false) }}
+	}
+	logN := envLogN("SNARKD_GPU_SQUEEZE_LOG", 24)
+	pk, pa := syntheticAssignment(t, syntheticShape{logN: logN, inputs: 328, bDensity: 0.25, ones01: 0.95})
+	t.Logf("synthetic 2^%d partition built in %s", logN, time.Since(t0))
+	t0 = time.Now()
+	ref := cpuMSMs(t, pk, cloneAssignment(pa))
+	t.Logf("CPU reference MSMs in %s", time.Since(t0))
+	return squeezeCase{name: fmt.Sprintf("2^%d", logN), pk: pk, ref: ref, assignment: func() *cs.ProvingAssignment { return cloneAssignment(pa) }}
 }
 
 // BenchmarkHardwarePartition measures steady-state GPU time per partition for a

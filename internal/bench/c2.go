@@ -19,9 +19,6 @@ import (
 	"time"
 
 	"github.com/snarkd/snarkd/config"
-	"github.com/snarkd/snarkd/filecoin/porep/circuit"
-	"github.com/snarkd/snarkd/filecoin/prooftypes"
-	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/groth16/gpuprove"
@@ -29,9 +26,10 @@ import (
 	"github.com/snarkd/snarkd/prover"
 )
 
-// C2Config is one `snarkd bench c2` run.
+// C2Config is one `snarkd bench c2` (or `bench post`) run.
 type C2Config struct {
-	Proof *prooftypes.SealProof
+	// Workload is the proof type and its synthetic requests.
+	Workload *Workload
 	// Proofs are proved back to back, Jobs at once (as the daemon's Jobs.Workers).
 	Proofs, Jobs int
 	// Synthesis is config.SynthesisCompiled or config.SynthesisFull; Setup "dummy" (keys of
@@ -87,40 +85,48 @@ type C2Report struct {
 	GCCycles        uint64  `json:"gc_cycles"`
 	// SteadyProofs is how many proofs SustainedSec averages over.
 	SteadyProofs int `json:"steady_proofs"`
+	// SteadyLatencySec is the median latency of those proofs: with --jobs 1, a lone request's
+	// on a warm daemon (parameters and compiled circuit in memory).
+	SteadyLatencySec float64 `json:"steady_latency_s"`
+	// GPU is the device side of the partitions that finished in the sustained window (GPU
+	// backend).
+	GPU *C2GPU `json:"gpu,omitempty"`
 }
 
-// C2 proves cfg.Proofs synthetic C1 outputs of the production shape through the daemon's
-// pipeline and measures them.
+// C2GPU is the average partition on the GPU in the sustained window, in seconds.
+type C2GPU struct {
+	Partitions int `json:"partitions"`
+	// KernelSec is the device time of a partition's kernel steps (CUDA events on hardware),
+	// a, b, c included where the device computes them; StagesSec every step's, uploads too.
+	KernelSec float64            `json:"kernel_s"`
+	StagesSec map[string]float64 `json:"stages_s"`
+	// Where the partitions waited (gpu.PartitionTimes): the GPU queue, device memory, other
+	// partitions' kernels; LockSec is the time holding the kernel lock, RunSec admission to done.
+	QueuedSec     float64 `json:"queued_s"`
+	MemorySec     float64 `json:"memory_s"`
+	KernelWaitSec float64 `json:"kernel_wait_s"`
+	LockSec       float64 `json:"kernel_lock_s"`
+	RunSec        float64 `json:"run_s"`
+	// Plans counts the memory plans granted.
+	Plans map[string]int `json:"plans"`
+}
+
+// C2 proves cfg.Proofs synthetic requests of the workload's production shape through the
+// daemon's pipeline and measures them.
 func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 	out := cfg.Log
 	if out == nil {
 		out = io.Discard
 	}
-	p, n, jobs, synthesis, setup := cfg.Proof, cfg.Proofs, cfg.Jobs, cfg.Synthesis, cfg.Setup
+	w, n, jobs, synthesis, setup := cfg.Workload, cfg.Proofs, cfg.Jobs, cfg.Synthesis, cfg.Setup
 	t0 := time.Now()
 
-	// The requests: synthetic C1 outputs of the production shape, one sector each.
-	type request struct {
-		sector uint64
-		c1     []byte
+	// The requests: synthetic inputs of the production shape.
+	reqs, err := w.requests(ctx, n, rand.NewChaCha8([32]byte{byte(cfg.Seed), 0xc2}))
+	if err != nil {
+		return nil, err
 	}
-	reqs := make([]request, n)
-	rng := rand.NewChaCha8([32]byte{byte(cfg.Seed), 0xc2})
-	for i := range reqs {
-		var ticket, seed [32]byte
-		rng.Read(ticket[:])
-		rng.Read(seed[:])
-		o, err := sealer.SyntheticC1(ctx, p, prooftypes.ProverID(1000), uint64(i+1), ticket, seed, rng)
-		if err != nil {
-			return nil, fmt.Errorf("synthetic C1 output %d: %w", i, err)
-		}
-		js, err := o.Encode()
-		if err != nil {
-			return nil, err
-		}
-		reqs[i] = request{sector: uint64(i + 1), c1: js}
-	}
-	fmt.Fprintf(out, "%d synthetic %s C1 outputs (%d bytes each) in %.1fs\n", n, p.Name, len(reqs[0].c1), time.Since(t0).Seconds())
+	fmt.Fprintf(out, "%d synthetic %s requests in %.1fs\n", n, w.Name, time.Since(t0).Seconds())
 
 	circuitDir := cfg.CircuitDir
 	if circuitDir == "" {
@@ -136,7 +142,7 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 	if backend == nil {
 		backend = prover.CPUBackend{}
 	}
-	var kernels spanSet
+	var kernels gpuLog
 	if gb, ok := backend.(*prover.GPUBackend); ok {
 		gb.Observe(kernels.add)
 	}
@@ -145,17 +151,13 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 	pipe := prover.New(backend, params).WithFullSynthesis(synthesis == config.SynthesisFull).WithCompiledWait(true)
 	if setup == "dummy" {
 		t1 := time.Now()
-		info, err := circuit.QuickCircuitInfo(ctx, p)
+		pk, err := w.dummyKeys(ctx, params, circuitDir)
 		if err != nil {
-			return nil, err
-		}
-		pk := groth16.DummyParametersOf(info.SynthesisShape, info.AAuxDensity, info.BInputDensity, info.BAuxDensity)
-		if err := params.PutSeal(ctx, p, &prover.SealParams{PK: pk, VK: &pk.VK}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dummy keys of %s: %w", w.Name, err)
 		}
 		pipe.WithUnverifiedProofs()
 		fmt.Fprintf(out, "dummy keys of %s (%.1f GiB) in %.1fs: proofs are made and checked, and do not verify\n",
-			p.Name, float64(pk.ParametersSize())/(1<<30), time.Since(t1).Seconds())
+			w.Name, float64(pk.ParametersSize())/(1<<30), time.Since(t1).Seconds())
 	}
 	prepare := time.Since(t0)
 
@@ -198,7 +200,7 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	fmt.Fprintf(out, "proving %d × %s (%d partitions) on %s, %s synthesis, %d at a time, GOMAXPROCS %d\n",
-		n, p.Name, p.Partitions, cfg.BackendName, synthesis, jobs, cores.N())
+		n, w.Name, w.Partitions, cfg.BackendName, synthesis, jobs, cores.N())
 	for w := 0; w < jobs; w++ {
 		wg.Add(1)
 		go func() {
@@ -210,8 +212,9 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 				}
 				o := &outcomes[i]
 				o.start = time.Now()
-				o.res, o.err = pipe.Prove(ctx, prover.Request{Job: prover.Job{ID: fmt.Sprintf("bench-c2-%d", i)},
-					PoRep: &prover.PoRepRequest{RegisteredProof: p.Proof, MinerID: 1000, SectorNumber: reqs[i].sector, Phase1Out: reqs[i].c1}}, nil)
+				req := reqs[i]
+				req.Job = prover.Job{ID: fmt.Sprintf("bench-%d", i)}
+				o.res, o.err = pipe.Prove(ctx, req, nil)
 				o.end = time.Now()
 				if o.err == nil {
 					fmt.Fprintf(out, "proof %d: %.2fs (%s)\n", i, o.end.Sub(o.start).Seconds(), formatPhases(o.res.Phases, 1))
@@ -228,7 +231,7 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 		}
 	}
 
-	rep := &C2Report{Proof: p.Name, Partitions: p.Partitions, Backend: cfg.BackendName, Synthesis: synthesis, Setup: setup,
+	rep := &C2Report{Proof: w.Name, Partitions: w.Partitions, Backend: cfg.BackendName, Synthesis: synthesis, Setup: setup,
 		Verified: outcomes[0].res.Unverified == 0, Proofs: n, Jobs: jobs, Cores: cores.N(),
 		FirstSec: outcomes[0].end.Sub(outcomes[0].start).Seconds(), PrepareSec: prepare.Seconds(),
 		PhasesSec: map[string]float64{}, PerPartitionSec: map[string]float64{}}
@@ -252,16 +255,22 @@ func C2(ctx context.Context, cfg C2Config) (*C2Report, error) {
 		}
 	}
 	for k, v := range rep.PhasesSec {
-		rep.PerPartitionSec[k] = v / float64(p.Partitions)
+		rep.PerPartitionSec[k] = v / float64(w.Partitions)
 	}
 	rep.SustainedSec = to.Sub(from).Seconds() / float64(len(steady))
 	for _, o := range outcomes {
 		rep.LatencySec = append(rep.LatencySec, o.end.Sub(o.start).Seconds())
 	}
+	var steadyLat []float64
+	for _, o := range steady {
+		steadyLat = append(steadyLat, o.end.Sub(o.start).Seconds())
+	}
+	rep.SteadyLatencySec = median(steadyLat)
 	if sched != nil {
 		busy := kernels.busyWithin(from, to).Seconds() / to.Sub(from).Seconds()
 		vram := float64(peakVRAM.Load()) / (1 << 30)
 		rep.GPUBusy, rep.PeakVRAMGiB = &busy, &vram
+		rep.GPU = kernels.summary(from, to)
 	}
 	rep.PeakRSSGiB = peakRSSGiB()
 	rep.PeakLiveHeapGiB = float64(peakLive.Load()) / (1 << 30)
@@ -279,24 +288,40 @@ func (rep *C2Report) Format(w io.Writer) {
 		keys = "dummy keys of the real size, proofs do not verify"
 	}
 	fmt.Fprintf(w, "%s C2 (%d partitions), %s backend, %s synthesis, %s\n", rep.Proof, rep.Partitions, rep.Backend, rep.Synthesis, keys)
-	fmt.Fprintf(w, "sustained      %.2f s/proof over %d proofs, %d at a time\n", rep.SustainedSec, rep.SteadyProofs, rep.Jobs)
+	fmt.Fprintf(w, "sustained      %.2f s/proof over %d proofs, %d at a time (their median latency %.2f s)\n",
+		rep.SustainedSec, rep.SteadyProofs, rep.Jobs, rep.SteadyLatencySec)
 	fmt.Fprintf(w, "first proof    %.2f s (loads and compiles)\n", rep.FirstSec)
 	fmt.Fprintf(w, "per partition  %s\n", formatSeconds(rep.PerPartitionSec))
 	if rep.GPUBusy != nil {
 		fmt.Fprintf(w, "GPU busy       %.0f %%, peak VRAM %.1f GiB\n", *rep.GPUBusy*100, *rep.PeakVRAMGiB)
 	}
+	if g := rep.GPU; g != nil && g.Partitions > 0 {
+		fmt.Fprintf(w, "GPU/partition  kernels %.3f s over %d partitions (plans: %s); kernel lock held %.3f s, admission to done %.3f s\n",
+			g.KernelSec, g.Partitions, formatCounts(g.Plans), g.LockSec, g.RunSec)
+		fmt.Fprintf(w, "  waited       GPU queue %.3f s, memory %.3f s, other partitions' kernels %.3f s\n",
+			g.QueuedSec, g.MemorySec, g.KernelWaitSec)
+		fmt.Fprintf(w, "  steps        %s\n", formatByTime(g.StagesSec))
+	}
 	fmt.Fprintf(w, "peak RSS       %.1f GiB (Go memory limit %.1f GiB; live heap at most %.1f GiB, %d collections)\n",
 		rep.PeakRSSGiB, rep.GoMemoryLimitGiB, rep.PeakLiveHeapGiB, rep.GCCycles)
 }
 
-// spanSet collects the kernel spans of every partition the GPU backend proved.
-type spanSet struct {
+// gpuLog collects what the GPU backend says of every partition it proved: the kernel spans
+// (not CPU preparation, admission wait, uploads or assembly) and each partition's steps.
+type gpuLog struct {
 	mu    sync.Mutex
 	spans []gpuprove.StageSpan
+	parts []partitionRecord
 }
 
-// add keeps res's kernel spans (not its CPU preparation, admission wait, uploads or assembly).
-func (s *spanSet) add(res gpuprove.ProveResult) {
+type partitionRecord struct {
+	end    time.Time
+	stages []groth16.StageTiming
+	times  gpu.PartitionTimes
+	plan   string
+}
+
+func (s *gpuLog) add(res gpuprove.ProveResult) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, sp := range res.Timeline {
@@ -305,10 +330,51 @@ func (s *spanSet) add(res gpuprove.ProveResult) {
 		}
 		s.spans = append(s.spans, sp)
 	}
+	s.parts = append(s.parts, partitionRecord{end: time.Now(), stages: res.Stages, times: res.Run.Times, plan: res.Run.Plan.String()})
+}
+
+// summary averages the partitions that finished in (from, to].
+func (s *gpuLog) summary(from, to time.Time) *C2GPU {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := &C2GPU{StagesSec: map[string]float64{}, Plans: map[string]int{}}
+	for _, r := range s.parts {
+		if !r.end.After(from) || r.end.After(to) {
+			continue
+		}
+		g.Partitions++
+		g.Plans[r.plan]++
+		for _, st := range r.stages {
+			g.StagesSec[st.Name] += st.Duration.Seconds()
+			if gpuprove.IsKernelSpan(st.Name) {
+				g.KernelSec += st.Duration.Seconds()
+			}
+		}
+		t := r.times
+		g.QueuedSec += t.Queued.Seconds()
+		g.MemorySec += t.Memory.Seconds()
+		g.KernelWaitSec += t.KernelWait.Seconds()
+		g.LockSec += t.Kernels.Seconds()
+		g.RunSec += t.Run.Seconds()
+	}
+	if g.Partitions == 0 {
+		return g
+	}
+	d := float64(g.Partitions)
+	for k := range g.StagesSec {
+		g.StagesSec[k] /= d
+	}
+	g.KernelSec /= d
+	g.QueuedSec /= d
+	g.MemorySec /= d
+	g.KernelWaitSec /= d
+	g.LockSec /= d
+	g.RunSec /= d
+	return g
 }
 
 // busyWithin is the union of the spans' time inside [from, to].
-func (s *spanSet) busyWithin(from, to time.Time) time.Duration {
+func (s *gpuLog) busyWithin(from, to time.Time) time.Duration {
 	s.mu.Lock()
 	spans := append([]gpuprove.StageSpan(nil), s.spans...)
 	s.mu.Unlock()
@@ -344,7 +410,7 @@ func formatPhases(ph map[string]time.Duration, div int) string {
 
 // formatSeconds lists phases in pipeline order, then any others by name.
 func formatSeconds(s map[string]float64) string {
-	order := []string{prover.PhasePlan, prover.PhaseCompile, prover.PhaseWitness, prover.PhaseProducts, prover.PhaseCheck,
+	order := []string{prover.PhaseSlot, prover.PhasePlan, prover.PhaseCompile, prover.PhaseWitness, prover.PhaseProducts, prover.PhaseCheck,
 		prover.PhaseFullSynthesis, prover.PhaseProve, prover.PhaseVerify}
 	seen := map[string]bool{}
 	var parts []string
@@ -365,6 +431,57 @@ func formatSeconds(s map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.3fs", k, s[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// formatByTime lists steps longest first.
+func formatByTime(s map[string]float64) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if s[keys[i]] != s[keys[j]] {
+			return s[keys[i]] > s[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.3fs", k, s[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatCounts lists counts most frequent first, as "name ×n".
+func formatCounts(c map[string]int) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if c[keys[i]] != c[keys[j]] {
+			return c[keys[i]] > c[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, c[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// median of v (0 when empty).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // liveHeap is the heap the last collection marked live, in bytes.
