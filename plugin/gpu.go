@@ -2,8 +2,9 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/snarkd/snarkd/gpu"
@@ -109,22 +110,8 @@ func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
 	}
 	if m != nil {
 		m.mu.Lock()
-		keys := make([]grantKey, 0, len(m.granted))
-		for k := range m.granted {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			a, c := keys[i], keys[j]
-			if a.device != c.device {
-				return a.device < c.device
-			}
-			if a.kind != c.kind {
-				return a.kind < c.kind
-			}
-			if a.tier != c.tier {
-				return a.tier < c.tier
-			}
-			return a.srs < c.srs
+		keys := sortedKeys(m.granted, func(a, c grantKey) int {
+			return cmp.Or(cmp.Compare(a.device, c.device), cmp.Compare(a.kind, c.kind), cmp.Compare(a.tier, c.tier), cmp.Compare(a.srs, c.srs))
 		})
 		family("snarkd_gpu_plans_granted_total", "counter", "Memory plans granted to partition attempts, by device, proof kind, tier (full, partial, minimal) and SRS placement (resident, streamed).")
 		for _, k := range keys {
@@ -134,29 +121,15 @@ func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
 		for _, k := range keys {
 			fmt.Fprintf(b, "snarkd_gpu_plan_granted_bytes_total{device=\"%d\",kind=%q,tier=%q,srs=%q} %d\n", k.device, k.kind, k.tier, k.srs, m.grantedBytes[k])
 		}
-		fkeys := make([]failKey, 0, len(m.allocFailed))
-		for k := range m.allocFailed {
-			fkeys = append(fkeys, k)
-		}
-		sort.Slice(fkeys, func(i, j int) bool {
-			if fkeys[i].device != fkeys[j].device {
-				return fkeys[i].device < fkeys[j].device
-			}
-			return fkeys[i].tier < fkeys[j].tier
+		fkeys := sortedKeys(m.allocFailed, func(a, c failKey) int {
+			return cmp.Or(cmp.Compare(a.device, c.device), cmp.Compare(a.tier, c.tier))
 		})
 		family("snarkd_gpu_alloc_failed_total", "counter", "Out-of-memory errors admission did not predict (another process took memory); the partition retried with a smaller plan.")
 		for _, k := range fkeys {
 			fmt.Fprintf(b, "snarkd_gpu_alloc_failed_total{device=\"%d\",tier=%q} %d\n", k.device, k.tier, m.allocFailed[k])
 		}
-		dkeys := make([]doneKey, 0, len(m.partitions))
-		for k := range m.partitions {
-			dkeys = append(dkeys, k)
-		}
-		sort.Slice(dkeys, func(i, j int) bool {
-			if dkeys[i].device != dkeys[j].device {
-				return dkeys[i].device < dkeys[j].device
-			}
-			return dkeys[i].kind < dkeys[j].kind
+		dkeys := sortedKeys(m.partitions, func(a, c doneKey) int {
+			return cmp.Or(cmp.Compare(a.device, c.device), cmp.Compare(a.kind, c.kind))
 		})
 		family("snarkd_gpu_partitions_proved_total", "counter", "Partitions proved, by device and proof kind.")
 		for _, k := range dkeys {
@@ -219,6 +192,16 @@ func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
 	fmt.Fprintf(b, "snarkd_gpu_pinned_in_place_bytes %d\n", st.Pinned.Registered)
 	family("snarkd_gpu_pinned_budget_bytes", "gauge", "Budget of page-locked host memory for uploads and streamed host vectors.")
 	fmt.Fprintf(b, "snarkd_gpu_pinned_budget_bytes %d\n", st.Pinned.Budget)
+}
+
+// sortedKeys returns m's keys in the order of compare.
+func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	return keys
 }
 
 // vramLimit is what admission may grant on the device in all.

@@ -435,38 +435,29 @@ func formatSeconds(s map[string]float64) string {
 
 // formatByTime lists steps longest first.
 func formatByTime(s map[string]float64) string {
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if s[keys[i]] != s[keys[j]] {
-			return s[keys[i]] > s[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %.3fs", k, s[k])
-	}
-	return strings.Join(parts, ", ")
+	return joinByValue(s, func(k string, v float64) string { return fmt.Sprintf("%s %.3fs", k, v) })
 }
 
 // formatCounts lists counts most frequent first, as "name ×n".
 func formatCounts(c map[string]int) string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
+	return joinByValue(c, func(k string, v int) string { return fmt.Sprintf("%s ×%d", k, v) })
+}
+
+// joinByValue formats m's entries, the largest value first (ties by name).
+func joinByValue[V int | float64](m map[string]V, format func(string, V) string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if c[keys[i]] != c[keys[j]] {
-			return c[keys[i]] > c[keys[j]]
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
 		}
 		return keys[i] < keys[j]
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ×%d", k, c[k])
+		parts[i] = format(k, m[k])
 	}
 	return strings.Join(parts, ", ")
 }

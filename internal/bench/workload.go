@@ -95,13 +95,10 @@ func SnapWorkload(pt abi.RegisteredUpdateProof) (*Workload, error) {
 			}
 			return out, nil
 		},
-		dummyKeys: func(ctx context.Context, params *prover.ParamCache, dir string) (*groth16.Parameters, error) {
-			pk, err := compiledDummyKeys(ctx, dir, ps.CompiledKey(), func(ctx context.Context) (*cs.Compiled, error) { return update.Compile(ctx, ps) })
-			if err != nil {
-				return nil, err
-			}
-			return pk, params.PutUpdate(ctx, pt, &prover.SealParams{PK: pk, VK: &pk.VK})
-		},
+		dummyKeys: compiledDummyKeys(ps.CompiledKey(), func(ctx context.Context) (*cs.Compiled, error) { return update.Compile(ctx, ps) },
+			func(ctx context.Context, c *prover.ParamCache, sp *prover.SealParams) error {
+				return c.PutUpdate(ctx, pt, sp)
+			}),
 	}, nil
 }
 
@@ -130,23 +127,25 @@ func PoStWorkload(p *post.Proof) *Workload {
 			}
 			return out, nil
 		},
-		dummyKeys: func(ctx context.Context, params *prover.ParamCache, dir string) (*groth16.Parameters, error) {
-			pk, err := compiledDummyKeys(ctx, dir, cfg.CompiledKey(), func(ctx context.Context) (*cs.Compiled, error) { return post.Compile(ctx, cfg) })
-			if err != nil {
-				return nil, err
-			}
-			return pk, params.PutPoSt(ctx, p, &prover.SealParams{PK: pk, VK: &pk.VK})
-		},
+		dummyKeys: compiledDummyKeys(cfg.CompiledKey(), func(ctx context.Context) (*cs.Compiled, error) { return post.Compile(ctx, cfg) },
+			func(ctx context.Context, c *prover.ParamCache, sp *prover.SealParams) error {
+				return c.PutPoSt(ctx, p, sp)
+			}),
 	}
 }
 
-// compiledDummyKeys is dummy keys of the compiled circuit's shape and densities (no blank
-// synthesis), the circuit read from or recorded into dir.
-func compiledDummyKeys(ctx context.Context, dir, key string, build func(context.Context) (*cs.Compiled, error)) (*groth16.Parameters, error) {
-	comp, err := prover.LoadOrCompile(ctx, dir, key, build)
-	if err != nil {
-		return nil, err
+// compiledDummyKeys makes dummy keys of the compiled circuit's shape and densities (no blank
+// synthesis; the circuit read from or recorded into the circuit directory) and puts them into
+// the parameter cache with put.
+func compiledDummyKeys(key string, build func(context.Context) (*cs.Compiled, error),
+	put func(context.Context, *prover.ParamCache, *prover.SealParams) error) func(context.Context, *prover.ParamCache, string) (*groth16.Parameters, error) {
+	return func(ctx context.Context, params *prover.ParamCache, dir string) (*groth16.Parameters, error) {
+		comp, err := prover.LoadOrCompile(ctx, dir, key, build)
+		if err != nil {
+			return nil, err
+		}
+		aAux, bIn, bAux := comp.Densities()
+		pk := groth16.DummyParametersOf(comp.Shape(), aAux.Count(), bIn.Count(), bAux.Count())
+		return pk, put(ctx, params, &prover.SealParams{PK: pk, VK: &pk.VK})
 	}
-	aAux, bIn, bAux := comp.Densities()
-	return groth16.DummyParametersOf(comp.Shape(), aAux.Count(), bIn.Count(), bAux.Count()), nil
 }
