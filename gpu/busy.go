@@ -14,14 +14,15 @@ const BusyWindow = time.Minute
 type PartitionTimes struct {
 	// Queued is the time in the queue until a worker took the partition.
 	Queued time.Duration `json:"queued"`
-	// Memory is the time a worker waited for admission (device memory).
+	// Memory is the time waiting for admission (device memory), on any device.
 	Memory time.Duration `json:"memory"`
 	// KernelWait is the time waiting for the device's kernel lock: other partitions' kernels.
 	KernelWait time.Duration `json:"kernel_wait"`
 	// Kernels is the time holding the kernel lock, which is the device's busy time.
 	Kernels time.Duration `json:"kernels"`
 	// Run is from the first admission to the end: uploads, host work in between, the kernel
-	// waits and the kernels.
+	// waits and the kernels, and after an out-of-memory the failed attempts and the admission
+	// waits of the retries (also in Memory).
 	Run time.Duration `json:"run"`
 }
 

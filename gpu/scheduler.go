@@ -300,6 +300,7 @@ type item struct {
 	waitingOn   int
 	stealCancel context.CancelFunc
 	firstPop    uint64
+	firstPopAt  time.Time // when firstPop was taken
 	// unfit marks the devices this partition can never fit (guarded by the queue lock).
 	unfit map[int]bool
 	// announced is closed once the queued event is out; workers wait for it so that one
@@ -424,7 +425,7 @@ func (s *Scheduler) pop(d *devState) *popped {
 			s.queue.Remove(best.q)
 			seq := s.seq.Add(1)
 			if best.firstPop == 0 {
-				best.firstPop = seq
+				best.firstPop, best.firstPopAt = seq, time.Now()
 			}
 			return &popped{it: best, seq: best.firstPop}
 		}
@@ -607,7 +608,10 @@ func planEvent(t EventType, d *devState, w int, plan Plan, attempt int) Event {
 func (s *Scheduler) run(ctx context.Context, d *devState, w int, pp *popped) (res Result, stolen bool, err error) {
 	it, p := pp.it, pp.it.p
 	res = Result{Device: d.ordinal, Worker: w}
-	res.Times.Queued = time.Since(it.queuedAt)
+	// Queued ends when a worker first took the partition; from then on it waited for memory,
+	// here or (taken over, or passed on as unfit) on another device.
+	res.Times.Queued = it.firstPopAt.Sub(it.queuedAt)
+	res.Times.Memory = time.Since(it.firstPopAt)
 	var admitted time.Time
 	plans := pp.plans
 	if plans == nil {

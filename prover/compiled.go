@@ -129,7 +129,6 @@ func (c *ParamCache) fill(ctx context.Context, e *paramEntry, ce *compiledEntry,
 	c.notifyDropped()
 }
 
-// loadOrCompile reads dir/key.r1cs, or records the circuit with build and stores it there.
 // LoadOrCompile returns the compiled circuit called key from <dir>/<key>.r1cs, or records it
 // with build and stores it there ("" keeps it in memory only), as a proof's first partition
 // does: for tools that need the circuit before its first proof.
@@ -137,6 +136,7 @@ func LoadOrCompile(ctx context.Context, dir, key string, build func(context.Cont
 	return loadOrCompile(ctx, dir, key, build)
 }
 
+// loadOrCompile reads dir/key.r1cs, or records the circuit with build and stores it there.
 func loadOrCompile(ctx context.Context, dir, key string, build func(context.Context) (*cs.Compiled, error)) (*cs.Compiled, error) {
 	path := ""
 	if dir != "" {

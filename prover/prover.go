@@ -254,7 +254,8 @@ type PartitionInfo struct {
 	Partitions int
 	// Class is the partition's priority class: the kind's, or the request's override.
 	Class priority.Class
-	// Note, if set, adds a detail to the job's events (StageAdmitted: the granted plan).
+	// Note, if set, adds a detail to the job's events (StageAdmitted: the granted plan;
+	// StageProved: where the partition waited).
 	Note func(stage Stage, detail string)
 }
 

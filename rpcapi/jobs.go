@@ -193,8 +193,8 @@ const (
 	EventCancelled       EventType = "cancelled"
 )
 
-// JobEvent is one progress event. Partition is 0-based and meaningful for synthesizing and
-// proving; ElapsedMs is the time since the job started (or was submitted, while queued).
+// JobEvent is one progress event. Partition is 0-based and meaningful for synthesizing,
+// proving, admitted and partition-proved; ElapsedMs is the time since the job started (or was submitted, while queued).
 type JobEvent struct {
 	JobID      JobID
 	RequestID  string

@@ -128,14 +128,45 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 	cfg := p.Config()
 	// Each sector's decoding and Merkle verification is independent (about 8 ms of Poseidon per
 	// 32 GiB sector, 19 s for a full 2,349-sector partition on one core): they run on every core,
-	// and the partition is laid out in order afterwards, the first failing sector reported.
+	// and the partition is laid out in order afterwards, each sector's errors in the order a
+	// sequential check meets them (decoding, a duplicate, then verification). Sectors after the
+	// first failing one are not checked: the request fails at or before it.
 	type checked struct {
-		v   *SectorVanilla
-		s   CircuitSector
-		err error
+		v                   *SectorVanilla
+		s                   CircuitSector
+		decodeErr, checkErr error
 	}
 	res := make([]checked, len(vanilla))
 	var next atomic.Int64
+	var firstBad atomic.Int64
+	firstBad.Store(int64(len(vanilla)))
+	fail := func(i int) {
+		for {
+			cur := firstBad.Load()
+			if int64(i) >= cur || firstBad.CompareAndSwap(cur, int64(i)) {
+				return
+			}
+		}
+	}
+	check := func(i int) {
+		r := &res[i]
+		defer func() {
+			if e := recover(); e != nil { // client bytes: a bug they trigger fails the request, not the daemon
+				r.decodeErr = fmt.Errorf("vanilla proof %d: checking it panicked: %v", i, e)
+			}
+			if r.decodeErr != nil || r.checkErr != nil {
+				fail(i)
+			}
+		}()
+		if r.v, r.decodeErr = DecodeSectorVanilla(p, vanilla[i]); r.decodeErr != nil {
+			r.decodeErr = fmt.Errorf("vanilla proof %d: %w", i, r.decodeErr)
+			return
+		}
+		if r.checkErr = p.VerifySector(r.v, randomness, partition*p.SectorCount+i); r.checkErr != nil {
+			return
+		}
+		r.s, r.checkErr = circuitSector(r.v, r.v.Sectors[0].InclusionProofs)
+	}
 	var wg sync.WaitGroup
 	for range min(cores.N(), len(vanilla)) {
 		wg.Add(1)
@@ -143,18 +174,10 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= len(vanilla) {
+				if i >= len(vanilla) || int64(i) > firstBad.Load() {
 					return
 				}
-				r := &res[i]
-				if r.v, r.err = DecodeSectorVanilla(p, vanilla[i]); r.err != nil {
-					r.err = fmt.Errorf("vanilla proof %d: %w", i, r.err)
-					continue
-				}
-				if r.err = p.VerifySector(r.v, randomness, partition*p.SectorCount+i); r.err != nil {
-					continue
-				}
-				r.s, r.err = circuitSector(r.v, r.v.Sectors[0].InclusionProofs)
+				check(i)
 			}
 		}()
 	}
@@ -162,13 +185,19 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 	part := &Partition{Circuit: &Circuit{Config: cfg}}
 	seen := map[uint64]bool{}
 	for i, r := range res {
-		if r.err != nil {
-			return nil, r.err
+		if r.decodeErr != nil {
+			return nil, r.decodeErr
+		}
+		if r.v == nil { // unreachable: only sectors after a failing one go unchecked
+			return nil, fmt.Errorf("vanilla proof %d was not checked", i)
+		}
+		if seen[r.v.SectorID] {
+			return nil, fmt.Errorf("%w: sector %d", ErrDuplicateSector, r.v.SectorID)
+		}
+		if r.checkErr != nil {
+			return nil, r.checkErr
 		}
 		v, s := r.v, r.s
-		if seen[v.SectorID] {
-			return nil, fmt.Errorf("%w: sector %d", ErrDuplicateSector, v.SectorID)
-		}
 		seen[v.SectorID] = true
 		sectorIndex := partition*p.SectorCount + i
 		part.Circuit.Sectors = append(part.Circuit.Sectors, s)

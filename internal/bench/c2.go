@@ -287,7 +287,7 @@ func (rep *C2Report) Format(w io.Writer) {
 	if !rep.Verified {
 		keys = "dummy keys of the real size, proofs do not verify"
 	}
-	fmt.Fprintf(w, "%s C2 (%d partitions), %s backend, %s synthesis, %s\n", rep.Proof, rep.Partitions, rep.Backend, rep.Synthesis, keys)
+	fmt.Fprintf(w, "%s (%d partitions), %s backend, %s synthesis, %s\n", rep.Proof, rep.Partitions, rep.Backend, rep.Synthesis, keys)
 	fmt.Fprintf(w, "sustained      %.2f s/proof over %d proofs, %d at a time (their median latency %.2f s)\n",
 		rep.SustainedSec, rep.SteadyProofs, rep.Jobs, rep.SteadyLatencySec)
 	fmt.Fprintf(w, "first proof    %.2f s (loads and compiles)\n", rep.FirstSec)
