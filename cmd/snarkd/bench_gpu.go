@@ -25,7 +25,8 @@ func benchGPUCommand() *cli.Command {
 			&cli.StringFlag{Name: "g1-split", Value: "27", Usage: "extra sizes for the 95% 0/1 G1 MSM only"},
 			&cli.StringFlag{Name: "g2", Value: "20,22,24,26", Usage: "G2 MSM sizes: resident and streamed"},
 			&cli.StringFlag{Name: "g1-dense", Usage: "extra sizes for a uniform-scalar G1 MSM on the device only"},
-			&cli.StringFlag{Name: "windows", Usage: "window sizes (bits) the --g1-dense MSMs run at; default: chosen by size"},
+			&cli.StringFlag{Name: "g2-dense", Usage: "extra sizes for a uniform-scalar G2 MSM on the device only"},
+			&cli.StringFlag{Name: "windows", Usage: "window sizes (bits) the --g1-dense and --g2-dense MSMs run at; default: chosen by size"},
 			&cli.UintFlag{Name: "distinct", Value: 20, Usage: "log2 of distinct random points, tiled to each size"},
 			&cli.Uint64Flag{Name: "seed", Usage: "data seed (0: random)"},
 			&cli.StringFlag{Name: "log", Usage: "file for per-run timings (default: stderr)"},
@@ -52,6 +53,9 @@ func benchGPUCommand() *cli.Command {
 				return err
 			}
 			if cfg.G1Dense, err = parseLogs(cctx.String("g1-dense")); err != nil {
+				return err
+			}
+			if cfg.G2Dense, err = parseLogs(cctx.String("g2-dense")); err != nil {
 				return err
 			}
 			if cfg.Windows, err = parseWindows(cctx.String("windows")); err != nil {

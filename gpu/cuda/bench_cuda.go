@@ -29,7 +29,8 @@ type KernelBenchConfig struct {
 	G1Split []uint // extra sizes for the 0/1-heavy G1 MSM only (e.g. 27)
 	G2Logs  []uint // G2 MSM sizes, resident and streamed
 	G1Dense []uint // extra sizes for a uniform-scalar G1 MSM on the device only
-	Windows []uint // window sizes the G1Dense MSMs run at (none: chosen by size)
+	G2Dense []uint // the same for G2 (a dense witness's B_G2 MSM)
+	Windows []uint // window sizes the G1Dense and G2Dense MSMs run at (none: chosen by size)
 	// StreamChunk, when set, adds a case per G1 and G2 size with the scalars on the device and
 	// the points streamed from pinned host memory in 2^StreamChunk-point chunks, as a partition
 	// with the SRS streamed runs its H MSM.
@@ -399,7 +400,7 @@ func KernelBench(ctx context.Context, cfg KernelBenchConfig) ([]KernelBenchRow, 
 	if err := e.msm(gpu.G1, cfg.G1Logs, cfg.G1Split, cfg.G1Dense); err != nil {
 		return e.rows, err
 	}
-	if err := e.msm(gpu.G2, cfg.G2Logs, nil, nil); err != nil {
+	if err := e.msm(gpu.G2, cfg.G2Logs, nil, cfg.G2Dense); err != nil {
 		return e.rows, err
 	}
 	return e.rows, nil
