@@ -177,30 +177,30 @@ func (c *ParamCache) fitLocked(keep *paramEntry) {
 
 // post is PoSt for a PoSt proof type, with the entry.
 func (c *ParamCache) post(ctx context.Context, p *post.Proof) (*paramEntry, bool, error) {
+	return c.filecoin(ctx, postMeta(p), p.ParamFile(), "PoSt", checkInputs(p.Name, p.PublicInputs()))
+}
+
+func postMeta(p *post.Proof) ParamMeta {
 	kind := rpcapi.KindWinningPoSt
 	if p.Kind == post.Window {
 		kind = rpcapi.KindWindowPoSt
 	}
-	meta := ParamMeta{Kind: kind, SectorSize: p.SectorSize, Proof: p.Name}
-	return c.filecoin(ctx, meta, p.ParamFile(), "PoSt", checkInputs(p.Name, p.PublicInputs()))
+	return ParamMeta{Kind: kind, SectorSize: p.SectorSize, Proof: p.Name}
 }
 
 // update is Update with the entry.
 func (c *ParamCache) update(ctx context.Context, name string, ps *update.Params) (*paramEntry, bool, error) {
-	meta := ParamMeta{Kind: rpcapi.KindSnapProve, SectorSize: ps.SectorNodes * prooftypes.NodeSize, Proof: name}
 	// k_and_h_select (h_select), comm_r_old, comm_d_new, comm_r_new, and ONE.
-	return c.filecoin(ctx, meta, ps.ParamFile(), "SnapDeals", checkInputs(name, 5))
+	return c.filecoin(ctx, updateMeta(name, ps), ps.ParamFile(), "SnapDeals", checkInputs(name, 5))
+}
+
+func updateMeta(name string, ps *update.Params) ParamMeta {
+	return ParamMeta{Kind: rpcapi.KindSnapProve, SectorSize: ps.SectorNodes * prooftypes.NodeSize, Proof: name}
 }
 
 // PutPoSt is PutSeal for a PoSt proof type.
 func (c *ParamCache) PutPoSt(ctx context.Context, p *post.Proof, sp *SealParams) error {
-	kind := rpcapi.KindWinningPoSt
-	if p.Kind == post.Window {
-		kind = rpcapi.KindWindowPoSt
-	}
-	meta := ParamMeta{Kind: kind, SectorSize: p.SectorSize, Proof: p.Name}
-	_, _, err := c.get(ctx, p.ParamFile()+".params", meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
-	return err
+	return c.put(ctx, p.ParamFile()+".params", postMeta(p), sp)
 }
 
 // PutUpdate is PutSeal for the SnapDeals circuit of update proof type pt.
@@ -209,8 +209,12 @@ func (c *ParamCache) PutUpdate(ctx context.Context, pt abi.RegisteredUpdateProof
 	if err != nil {
 		return err
 	}
-	meta := ParamMeta{Kind: rpcapi.KindSnapProve, SectorSize: ps.SectorNodes * prooftypes.NodeSize, Proof: UpdateProofName(pt)}
-	_, _, err = c.get(ctx, ps.ParamFile()+".params", meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
+	return c.put(ctx, ps.ParamFile()+".params", updateMeta(UpdateProofName(pt), ps), sp)
+}
+
+// put makes sp the entry called name, as if loaded.
+func (c *ParamCache) put(ctx context.Context, name string, meta ParamMeta, sp *SealParams) error {
+	_, _, err := c.get(ctx, name, meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
 	return err
 }
 

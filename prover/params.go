@@ -393,14 +393,15 @@ func (c *ParamCache) Seal(ctx context.Context, p *prooftypes.SealProof) (*SealPa
 // PutSeal makes sp the parameters of p's partition circuit, as if loaded from the parameter
 // directory: for benchmarks whose keys are not files (dummy keys of the real size).
 func (c *ParamCache) PutSeal(ctx context.Context, p *prooftypes.SealProof, sp *SealParams) error {
-	meta := ParamMeta{Kind: rpcapi.KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
-	_, _, err := c.get(ctx, p.ParamsFile(), meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
-	return err
+	return c.put(ctx, p.ParamsFile(), sealMeta(p), sp)
+}
+
+func sealMeta(p *prooftypes.SealProof) ParamMeta {
+	return ParamMeta{Kind: rpcapi.KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
 }
 
 func (c *ParamCache) seal(ctx context.Context, p *prooftypes.SealProof) (*paramEntry, bool, error) {
-	meta := ParamMeta{Kind: rpcapi.KindPoRepC2, SectorSize: p.SectorSize, Proof: p.Name}
-	return c.get(ctx, p.ParamsFile(), meta, p.ParamsFile(), func(ctx context.Context) (*SealParams, error) {
+	return c.get(ctx, p.ParamsFile(), sealMeta(p), p.ParamsFile(), func(ctx context.Context) (*SealParams, error) {
 		return loadSealParams(ctx, c.FilecoinDir(), p)
 	})
 }

@@ -166,18 +166,14 @@ func runPipelineBench(cctx *cli.Context, postBench bool) error {
 // cardHeadroom is the VRAM headroom that leaves a card of card bytes, less the usual headroom,
 // to admission on the smallest of this host's GPUs.
 func cardHeadroom(card uint64) (config.Bytes, error) {
-	n, err := cuda.DeviceCount()
+	devs, err := cuda.Devices()
 	if err != nil {
 		return 0, err
 	}
 	var smallest uint64
-	for i := range n {
-		info, err := cuda.Inventory(i)
-		if err != nil {
-			return 0, err
-		}
-		if smallest == 0 || info.TotalMem < smallest {
-			smallest = info.TotalMem
+	for _, d := range devs {
+		if smallest == 0 || d.TotalMem < smallest {
+			smallest = d.TotalMem
 		}
 	}
 	if card+gpu.DefaultHeadroom > smallest {
