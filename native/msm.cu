@@ -417,7 +417,7 @@ unsigned nblocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 template <int CURVE>
 snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *scalars,
-                      uint8_t *ws, void *out, float *elapsed_ms) {
+                      uint8_t *ws, void *out, float *elapsed_ms, uint64_t *bucket_terms) {
     using P = typename curve_types<CURVE>::point;
     using A = typename curve_types<CURVE>::affine;
     layout l;
@@ -453,6 +453,7 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
     // touches pbuf/sbuf, which nothing else uses, so no dependency is needed for them.
 
     const size_t nchunks = (n + chunk - 1) / chunk;
+    uint64_t terms = 0;
     auto issue_copy = [&](size_t k) -> snarkd_status {
         const int b = (int)(k & 1);
         const size_t off = k * chunk, m = std::min(chunk, n - off);
@@ -512,6 +513,7 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
             mt = h_count;
             idx = tail_idx;
         }
+        terms += mt;
         if (mt > 0) {
             digits_kernel<<<nblocks(mt, 256), 256, 0, st>>>(scs, idx, mt, c, W, chunk, keys_all,
                                                             vals_all);
@@ -556,6 +558,7 @@ snarkd_status msm_run(const snarkd_msm_plan &p, const void *points, const void *
                                  cudaMemcpyDeviceToHost, st));
     SNARKD_CHECK(cudaStreamSynchronize(st));
     if (elapsed_ms) SNARKD_CHECK(cudaEventElapsedTime(elapsed_ms, rs.start, rs.stop));
+    if (bucket_terms) *bucket_terms = terms;
     return SNARKD_OK;
 }
 }  // namespace
@@ -607,7 +610,7 @@ extern "C" snarkd_status snarkd_msm_plan_make(int32_t ordinal, int32_t curve, ui
 extern "C" snarkd_status snarkd_msm_run(int32_t ordinal, int32_t curve,
                                         const snarkd_msm_plan *plan, const void *points,
                                         const void *scalars, void *workspace, void *out,
-                                        float *elapsed_ms) {
+                                        float *elapsed_ms, uint64_t *bucket_terms) {
     if (plan == nullptr || points == nullptr || scalars == nullptr || workspace == nullptr ||
         out == nullptr || (curve != SNARKD_CURVE_G1 && curve != SNARKD_CURVE_G2)) {
         snarkd::set_last_error("msm_run: bad arguments");
@@ -617,7 +620,7 @@ extern "C" snarkd_status snarkd_msm_run(int32_t ordinal, int32_t curve,
     if (s != SNARKD_OK) return s;
     if (curve == SNARKD_CURVE_G1)
         return msm_run<SNARKD_CURVE_G1>(*plan, points, scalars, (uint8_t *)workspace, out,
-                                        elapsed_ms);
+                                        elapsed_ms, bucket_terms);
     return msm_run<SNARKD_CURVE_G2>(*plan, points, scalars, (uint8_t *)workspace, out,
-                                    elapsed_ms);
+                                    elapsed_ms, bucket_terms);
 }

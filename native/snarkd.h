@@ -193,10 +193,12 @@ snarkd_status snarkd_msm_plan_make(int32_t ordinal, int32_t curve, uint64_t npoi
 /* points: affine (gnark-crypto layout) on the device, or on the host with POINTS_ON_HOST;
  * scalars: Fr Montgomery (fr.Element) on the device, or on the host with SCALARS_ON_HOST;
  * workspace: plan->workspace_bytes of device memory; out: host memory for plan->out_points
- * extended-Jacobian points (4 coordinates each). elapsed_ms may be NULL. */
+ * extended-Jacobian points (4 coordinates each). bucket_terms receives how many terms entered
+ * the buckets (with SPLIT01: the scalars other than 0 and 1), so a caller can size the window
+ * of its next MSM of the same kind. elapsed_ms and bucket_terms may be NULL. */
 snarkd_status snarkd_msm_run(int32_t ordinal, int32_t curve, const snarkd_msm_plan *plan,
                              const void *points, const void *scalars, void *workspace, void *out,
-                             float *elapsed_ms);
+                             float *elapsed_ms, uint64_t *bucket_terms);
 
 /* ======================================================================================
  * Density gather (the A and B queries' scalars from the witness on the device).

@@ -61,6 +61,9 @@ type MSMStats struct {
 	WindowBits uint
 	Windows    uint
 	Workspace  uint64
+	// BucketTerms is how many terms entered the buckets: with Split01, the scalars other than
+	// 0 and 1 (what the window of the next MSM of the same kind should be sized for).
+	BucketTerms uint64
 }
 
 func (r *MSMRequest) plan(ordinal int, curve gpu.Curve) (C.snarkd_msm_plan, error) {
@@ -133,12 +136,13 @@ func (r *MSMRequest) run(ctx context.Context, ordinal int, mem DeviceMemory, cur
 		defer mem.Free(ws)
 	}
 	var ms C.float
+	var terms C.uint64_t
 	if err := check(fmt.Sprintf("msm %s (%d terms)", curveName(curve), r.N),
-		C.snarkd_msm_run(C.int32_t(ordinal), C.int32_t(curve), &p, pts, scs, devPtr(ws), out(int(p.out_points)), &ms)); err != nil {
+		C.snarkd_msm_run(C.int32_t(ordinal), C.int32_t(curve), &p, pts, scs, devPtr(ws), out(int(p.out_points)), &ms, &terms)); err != nil {
 		return p, st, err
 	}
 	st = MSMStats{DeviceTime: msDuration(float64(ms)), WindowBits: uint(p.window_bits),
-		Windows: uint(p.num_windows), Workspace: uint64(p.workspace_bytes)}
+		Windows: uint(p.num_windows), Workspace: uint64(p.workspace_bytes), BucketTerms: uint64(terms)}
 	return p, st, nil
 }
 

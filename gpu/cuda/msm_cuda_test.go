@@ -127,9 +127,12 @@ func checkG1(t *testing.T, mem *CUDAMemory, pts []bls12381.G1Affine, sc []fr.Ele
 		req.G1Host, req.ScalarsHost = pts, sc
 	}
 	for rep := 0; rep < 2; rep++ {
-		got, _, err := MSMG1(context.Background(), 0, mem, req)
+		got, st, err := MSMG1(context.Background(), 0, mem, req)
 		if err != nil {
 			t.Fatalf("n=%d %v: %v", n, mode, err)
+		}
+		if want := bucketTerms(sc, mode.split01); st.BucketTerms != want {
+			t.Fatalf("n=%d %v: %d bucket terms reported, want %d", n, mode, st.BucketTerms, want)
 		}
 		var ga, wa bls12381.G1Affine
 		ga.FromJacobian(&got)
@@ -157,9 +160,12 @@ func checkG2(t *testing.T, mem *CUDAMemory, pts []bls12381.G2Affine, sc []fr.Ele
 		req.G2Host, req.ScalarsHost = pts, sc
 	}
 	for rep := 0; rep < 2; rep++ {
-		got, _, err := MSMG2(context.Background(), 0, mem, req)
+		got, st, err := MSMG2(context.Background(), 0, mem, req)
 		if err != nil {
 			t.Fatalf("n=%d %v: %v", n, mode, err)
+		}
+		if want := bucketTerms(sc, mode.split01); st.BucketTerms != want {
+			t.Fatalf("n=%d %v: %d bucket terms reported, want %d", n, mode, st.BucketTerms, want)
 		}
 		var ga, wa bls12381.G2Affine
 		ga.FromJacobian(&got)
@@ -168,6 +174,20 @@ func checkG2(t *testing.T, mem *CUDAMemory, pts []bls12381.G2Affine, sc []fr.Ele
 			t.Fatalf("G2 MSM n=%d %v (run %d): got %s want %s", n, mode, rep, ga.String(), wa.String())
 		}
 	}
+}
+
+// bucketTerms is how many of sc's terms the kernels send to the buckets.
+func bucketTerms(sc []fr.Element, split01 bool) uint64 {
+	if !split01 {
+		return uint64(len(sc))
+	}
+	var k uint64
+	for i := range sc {
+		if !sc[i].IsZero() && !sc[i].IsOne() {
+			k++
+		}
+	}
+	return k
 }
 
 var (
@@ -212,6 +232,13 @@ func TestMSMG1Device(t *testing.T) {
 	for _, mode := range []msmMode{split, splitChunk, {name: "resident", resident: true, split01: true, chunkLog: 15}} {
 		checkG1(t, mem, big, scalarKind(t, "01", len(big), seed+1), mode)
 	}
+	// Split MSMs of dense scalars at the wide windows a dense witness's record asks for.
+	for _, c := range []uint{16, 20} {
+		for _, mode := range []msmMode{{name: "resident", resident: true, split01: true, window: c},
+			{name: "streamed", split01: true, chunkLog: 16, window: c}} {
+			checkG1(t, mem, big, scalarKind(t, "edge", len(big), seed+2), mode)
+		}
+	}
 	if got := mem.InUse(); got != 0 {
 		t.Errorf("%d device bytes still allocated", got)
 	}
@@ -239,6 +266,10 @@ func TestMSMG2Device(t *testing.T) {
 		for _, mode := range []msmMode{resident, streamed, split, splitChunk} {
 			checkG2(t, mem, pts, scalarKind(t, kind, len(pts), seed), mode)
 		}
+	}
+	for _, mode := range []msmMode{{name: "resident", resident: true, split01: true, window: 20},
+		{name: "streamed", split01: true, chunkLog: 14, window: 20}} {
+		checkG2(t, mem, big, scalarKind(t, "edge", len(big), seed+2), mode)
 	}
 	if got := mem.InUse(); got != 0 {
 		t.Errorf("%d device bytes still allocated", got)

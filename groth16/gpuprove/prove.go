@@ -80,6 +80,8 @@ type Prover struct {
 	keys    uniqueKeys[groth16.Parameters]
 	// circuits names compiled circuits' matrices on the devices.
 	circuits uniqueKeys[cs.Compiled]
+	// windows sizes the split MSMs' windows from the partitions before.
+	windows msmWindows
 }
 
 // NewProver returns a prover over sched.
@@ -228,6 +230,8 @@ type partitionInputs struct {
 	circuit string
 	// counts are the queries' lengths (the parameters' point counts).
 	counts [gpu.NumQueries]int
+	// windows is the prover's record of the split MSMs' bucket shares.
+	windows *msmWindows
 }
 
 // whole returns the whole buffer that v starts, as bytes, when later partitions upload from
@@ -262,7 +266,7 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 		return nil, err
 	}
 	m := cs.Shape{NumConstraints: pa.Rows()}.DomainSize()
-	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1), buffers: &p.buffers}
+	in := &partitionInputs{logN: uint32(bits.Len(uint(m)) - 1), buffers: &p.buffers, windows: &p.windows}
 	if in.comp = pa.Deferred(); in.comp == nil {
 		in.setProducts(pa)
 	} else {

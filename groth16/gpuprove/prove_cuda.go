@@ -339,6 +339,17 @@ func (w *cudaPartition) msm(q gpu.Query, scalarsDev gpu.DevicePtr, wsName string
 	if w.points[q] != 0 {
 		req.G1Host, req.G2Host = nil, nil
 	}
+	if req.Split01 {
+		// The window the last MSM of this kind's bucket terms call for, where the plan's
+		// workspace holds it (at 2^26-point chunks 20 bits need less than the default 16).
+		if c := w.in.windows.window(q, uint64(n), w.plan.ChunkLog); c != 0 {
+			alt := *req
+			alt.WindowBits = uint(c)
+			if need, err := cuda.MSMWorkspaceBytes(w.ord, q.Curve(), &alt); err == nil && need <= ws.size {
+				req.WindowBits = alt.WindowBits
+			}
+		}
+	}
 	need, err := cuda.MSMWorkspaceBytes(w.ord, q.Curve(), req)
 	if err != nil {
 		return err
@@ -359,9 +370,11 @@ func (w *cudaPartition) msm(q gpu.Query, scalarsDev gpu.DevicePtr, wsName string
 		if q == gpu.QueryBG2 {
 			r, st, err := cuda.MSMG2(w.ctx, w.ord, mem, req)
 			res.B2 = r
+			w.observe(q, req, st, err)
 			return st.DeviceTime, err
 		}
 		r, st, err := cuda.MSMG1(w.ctx, w.ord, mem, req)
+		w.observe(q, req, st, err)
 		switch q {
 		case gpu.QueryH:
 			res.H = r
@@ -374,6 +387,13 @@ func (w *cudaPartition) msm(q gpu.Query, scalarsDev gpu.DevicePtr, wsName string
 		}
 		return st.DeviceTime, err
 	})
+}
+
+// observe records a split MSM's bucket terms for the next partition's window.
+func (w *cudaPartition) observe(q gpu.Query, req *cuda.MSMRequest, st cuda.MSMStats, err error) {
+	if err == nil && req.Split01 {
+		w.in.windows.observe(q, st.BucketTerms, uint64(req.N))
+	}
 }
 
 // scalarMSMs runs the L, A and B MSMs: scalars uploaded into the plan's scalar buffer (which
