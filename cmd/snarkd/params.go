@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,7 +92,7 @@ func paramDir(c *cli.Context) (string, error) {
 func paramsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "params",
-		Usage: "Filecoin parameter files: generate devnet ones, check against the published digests",
+		Usage: "Filecoin parameter files: fetch the published ones, check them against their digests, generate devnet ones",
 		Subcommands: []*cli.Command{
 			{
 				Name:  "gen",
@@ -109,12 +111,19 @@ func paramsCommand() *cli.Command {
 				},
 				Action: paramsGen,
 			},
+			paramsFetchCommand(),
 			{
 				Name:  "check",
-				Usage: "verify the parameter directory's files against the published parameters.json digests (PoRep, PoSt, SnapDeals; files without a published digest are listed as present, unverified)",
+				Usage: "verify the parameter directory's files against the published parameters.json digests; non-zero exit when a needed file is missing or wrong",
+				Description: "Without a selection, every sector size with at least one file in the directory is needed in full\n" +
+					"(its PoRep, PoSt and SnapDeals circuits), the other sizes are skipped, and an empty directory fails.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "proof", Usage: circuitFlagUsage + " (default: every circuit; absent files are listed, not errors)"},
+					&cli.StringSliceFlag{Name: "proof", Usage: circuitFlagUsage + " (comma-separated or repeated)"},
+					sizesFlag,
+					&cli.BoolFlag{Name: "all", Usage: "every published file"},
+					&cli.BoolFlag{Name: "srs", Usage: "require the SnarkPack inner-product SRS too"},
 					paramDirFlag,
+					parametersJSONFlag,
 					jsonFlag,
 				},
 				Action: paramsCheck,
@@ -200,14 +209,17 @@ type paramCheck struct {
 }
 
 func paramsCheck(c *cli.Context) error {
-	circuits := filCircuits()
-	explicit := c.String("proof") != ""
-	if explicit {
-		p, err := parseCircuit(c.String("proof"))
-		if err != nil {
-			return usage(err)
-		}
-		circuits = []filCircuit{p}
+	sel, err := selectParams(c)
+	if err != nil {
+		return err
+	}
+	circuits := sel.circuits
+	if !sel.explicit {
+		circuits = filCircuits()
+	}
+	table, source, err := publishedTable(c)
+	if err != nil {
+		return err
 	}
 	dir, err := paramDir(c)
 	if err != nil {
@@ -217,52 +229,86 @@ func paramsCheck(c *cli.Context) error {
 		if err == nil {
 			err = errors.New("not a directory")
 		}
-		return fmt.Errorf("parameter directory %s: %w; point --dir, Prover.ParameterCache or FIL_PROOFS_PARAMETER_CACHE at "+
-			"the directory `lotus fetch-params` fills, or create devnet parameters there with `snarkd params gen --proof 2KiB --dir %s`", dir, err, dir)
+		return cli.Exit(fmt.Sprintf("parameter directory %s: %v; point --dir, Prover.ParameterCache or FIL_PROOFS_PARAMETER_CACHE at "+
+			"the directory `snarkd params fetch` (or `lotus fetch-params`) fills, or create devnet parameters there with "+
+			"`snarkd params gen --proof 2KiB --dir %s`", dir, err, dir), exitFailed)
 	}
-	var out []paramCheck
-	bad, missing := 0, 0
-	counts := map[string]int{}
+	type entry struct {
+		r    paramCheck
+		size uint64
+	}
+	var rows []entry
+	check := func(label, name string, size uint64, srs bool) {
+		r := paramCheck{Proof: label, File: name}
+		_, statErr := os.Stat(filepath.Join(dir, name))
+		switch {
+		case errors.Is(statErr, fs.ErrNotExist):
+			r.Status = "missing"
+		case statErr != nil:
+			r.Status, r.Detail = "error", statErr.Error()
+		default:
+			want, ok := table[name]
+			if !ok {
+				r.Status, r.Detail = "present", "unverified: not in "+source
+				break
+			}
+			if err := prooftypes.CheckFile(dir, name, want.Digest); err != nil {
+				var dm *prooftypes.DigestMismatchError
+				if errors.As(err, &dm) {
+					r.Status, r.Detail = "mismatch", fmt.Sprintf("digest %s, published %s (devnet parameters from `snarkd params gen` are not the published ones)", dm.Got, dm.Want)
+				} else {
+					r.Status, r.Detail = "error", err.Error()
+				}
+			} else {
+				r.Status = "ok"
+			}
+		}
+		if srs {
+			size = 0
+		}
+		rows = append(rows, entry{r, size})
+	}
 	for _, p := range circuits {
 		for _, name := range []string{p.Base + ".vk", p.Base + ".params"} {
-			r := paramCheck{Proof: p.Label, File: name}
-			_, statErr := os.Stat(filepath.Join(dir, name))
-			switch {
-			case errors.Is(statErr, fs.ErrNotExist):
-				r.Status = "missing"
-				if explicit {
-					missing++
-				}
-			case statErr != nil:
-				r.Status, r.Detail = "error", statErr.Error()
-				bad++
-			case !isPublished(name):
-				// Circuits outside the official parameters.json (the Poseidon SnapDeals variant)
-				// have no digest to check against.
-				r.Status, r.Detail = "present", "unverified: not in the published parameters.json"
-			default:
-				if err := checkPublishedFile(dir, name); err != nil {
-					var dm *prooftypes.DigestMismatchError
-					if errors.As(err, &dm) {
-						r.Status, r.Detail = "mismatch", fmt.Sprintf("digest %s, published %s (devnet parameters from `snarkd params gen` are not the published ones)", dm.Got, dm.Want)
-					} else {
-						r.Status, r.Detail = "error", err.Error()
-					}
-					bad++
-				} else {
-					r.Status = "ok"
-				}
-			}
-			out = append(out, r)
-			counts[r.Status]++
+			check(p.Label, name, p.SectorSize, false)
 		}
 	}
+	for _, name := range srsNames(table) {
+		if _, err := os.Stat(filepath.Join(dir, name)); sel.srs || err == nil {
+			check("SRS", name, 0, true)
+		}
+	}
+	// Without a selection, a sector size is needed once any of its files is there: every
+	// circuit of that size then is (the miner proves all of them), the other sizes are skipped.
+	needed := map[uint64]bool{}
+	for _, e := range rows {
+		if e.r.Status != "missing" || sel.explicit || e.size == 0 {
+			needed[e.size] = true
+		}
+	}
+	var out []paramCheck
+	skippedSizes := map[uint64]bool{}
+	counts := map[string]int{}
+	for _, e := range rows {
+		if !sel.explicit && !needed[e.size] {
+			skippedSizes[e.size] = true
+			continue
+		}
+		out = append(out, e.r)
+		counts[e.r.Status]++
+	}
+	var skipped []string
+	for _, size := range slices.Sorted(maps.Keys(skippedSizes)) {
+		skipped = append(skipped, prooftypes.SectorSizeLabel(size))
+	}
+	bad := counts["mismatch"] + counts["error"]
+	missing := counts["missing"]
 	if c.Bool("json") {
 		if err := printJSON(c, out); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(c.App.Writer, "parameter directory %s\n", dir)
+		fmt.Fprintf(c.App.Writer, "parameter directory %s (digests from %s)\n", dir, source)
 		for _, r := range out {
 			line := fmt.Sprintf("%-8s %-6s %s", r.Status, r.Proof, r.File)
 			if r.Detail != "" {
@@ -271,16 +317,18 @@ func paramsCheck(c *cli.Context) error {
 			fmt.Fprintln(c.App.Writer, line)
 		}
 		fmt.Fprintln(c.App.Writer, checkSummary(len(out), counts))
-		if counts["missing"] == len(out) {
-			fmt.Fprintf(c.App.Writer, "no parameter files in %s: `lotus fetch-params` downloads the published ones; "+
-				"`snarkd params gen --proof 2KiB --dir %s` makes INSECURE devnet ones\n", dir, dir)
+		if len(skipped) > 0 && len(out) > 0 {
+			fmt.Fprintf(c.App.Writer, "no files of %s: not checked (--sizes or --proof requires them)\n", strings.Join(skipped, ", "))
 		}
 	}
 	switch {
+	case len(out) == 0:
+		return cli.Exit(fmt.Sprintf("check failed: no parameter files in %s; `snarkd params fetch --sizes 32GiB --dir %s` downloads the published ones, "+
+			"`snarkd params gen --proof 2KiB --dir %s` makes INSECURE devnet ones", dir, dir, dir), exitFailed)
 	case bad > 0:
 		return cli.Exit(fmt.Sprintf("check failed: %d parameter file(s) in %s are not the published ones or could not be read", bad, dir), exitFailed)
 	case missing > 0:
-		return cli.Exit(fmt.Sprintf("check failed: %d parameter file(s) missing from %s", missing, dir), exitFailed)
+		return cli.Exit(fmt.Sprintf("check failed: %d parameter file(s) missing from %s (`snarkd params fetch` with the same selection downloads them)", missing, dir), exitFailed)
 	}
 	return nil
 }
@@ -297,31 +345,4 @@ func checkSummary(total int, counts map[string]int) string {
 		parts = append(parts, "nothing to check")
 	}
 	return fmt.Sprintf("%d file(s): %s", total, strings.Join(parts, ", "))
-}
-
-// isPublished reports whether the official parameters.json lists the file.
-func isPublished(name string) bool {
-	_, ok := prooftypes.PublishedFiles[name]
-	return ok
-}
-
-// checkPublishedFile checks one file against its published digest.
-func checkPublishedFile(dir, name string) error {
-	want, ok := prooftypes.PublishedFiles[name]
-	if !ok {
-		return fmt.Errorf("%s is not a published parameter file", name)
-	}
-	f, err := os.Open(filepath.Join(dir, name))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	got, err := prooftypes.FileDigest(f)
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
-	}
-	if got != want.Digest {
-		return &prooftypes.DigestMismatchError{File: name, Got: got, Want: want.Digest}
-	}
-	return nil
 }

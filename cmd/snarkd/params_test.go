@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,8 +63,9 @@ func TestDistinctCircuits(t *testing.T) {
 	}
 }
 
-// TestParamsCheckCommand: absent files are listed, and a file that is not the published one is
-// an error naming both digests.
+// TestParamsCheckCommand: an empty or missing directory fails; without a selection, a sector
+// size with any file is needed in full and the others are skipped; a file that is not the
+// published one fails naming both digests; --parameters-json replaces the digest table.
 func TestParamsCheckCommand(t *testing.T) {
 	dir := t.TempDir()
 	p, _ := prooftypes.LookupName("StackedDrg2KiBV1_1")
@@ -76,7 +78,8 @@ func TestParamsCheckCommand(t *testing.T) {
 		return out.String(), err
 	}
 	out, err := run("params", "check", "--dir", dir)
-	if err != nil || !strings.Contains(out, "missing  2KiB   "+p.VKFile()) || !strings.Contains(out, " missing\nno parameter files in "+dir) {
+	if exitCode(err) != exitFailed || !strings.Contains(fmt.Sprint(err), "no parameter files in "+dir) ||
+		!strings.Contains(fmt.Sprint(err), "snarkd params fetch") || !strings.Contains(out, "0 file(s): nothing to check") {
 		t.Fatalf("empty directory: %v\n%s", err, out)
 	}
 	gone := filepath.Join(dir, "nope")
@@ -84,16 +87,49 @@ func TestParamsCheckCommand(t *testing.T) {
 		!strings.Contains(fmt.Sprint(err), "snarkd params gen") {
 		t.Fatalf("missing directory: %v", err)
 	}
-	if _, err := run("params", "check", "--dir", dir, "--proof", "2KiB"); err == nil || !strings.Contains(err.Error(), "missing") {
+	if _, err := run("params", "check", "--dir", dir, "--proof", "2KiB"); exitCode(err) != exitFailed || !strings.Contains(err.Error(), "2 parameter file(s) missing") {
 		t.Fatalf("explicit proof type without files: %v", err)
+	}
+	if _, err := run("params", "check", "--dir", dir, "--sizes", "3GiB"); exitCode(err) != exitUsage {
+		t.Fatalf("unknown size: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, p.VKFile()), []byte("not the published vk"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err = run("params", "check", "--dir", dir)
 	if exitCode(err) != exitFailed || !strings.Contains(out, "mismatch 2KiB") || !strings.Contains(out, "published "+prooftypes.PublishedFiles[p.VKFile()].Digest) ||
-		!strings.Contains(out, " 1 mismatch\n") {
+		!strings.Contains(out, " 1 mismatch\n") || !strings.Contains(out, "no files of 8MiB, 512MiB, 32GiB, 64GiB: not checked") ||
+		!strings.Contains(out, "missing  2KiB   "+p.ParamsFile()) || strings.Contains(out, "32GiB  ") {
 		t.Fatalf("wrong vk: %v\n%s", err, out)
+	}
+	// The same two files under a table that lists their digests.
+	if err := os.WriteFile(filepath.Join(dir, p.ParamsFile()), []byte("test params"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	table := map[string]prooftypes.Published{}
+	for name, content := range map[string]string{p.VKFile(): "not the published vk", p.ParamsFile(): "test params"} {
+		d, _ := prooftypes.FileDigest(strings.NewReader(content))
+		table[name] = prooftypes.Published{CID: "QmTest", Digest: d, SectorSize: 2048}
+	}
+	js, _ := json.Marshal(table)
+	tj := filepath.Join(t.TempDir(), "parameters.json")
+	if err := os.WriteFile(tj, js, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run("params", "check", "--dir", dir, "--proof", "StackedDrg2KiBV1_1", "--parameters-json", tj)
+	if err != nil || !strings.Contains(out, "2 file(s): 2 ok") {
+		t.Fatalf("test table: %v\n%s", err, out)
+	}
+	out, err = run("params", "check", "--dir", dir, "--proof", "StackedDrg2KiBV1_1", "--parameters-json", tj, "--json")
+	var rows []paramCheck
+	if err != nil || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 2 || rows[0].Status != "ok" {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, p.ParamsFile()), []byte("test paramz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("params", "check", "--dir", dir, "--proof", "StackedDrg2KiBV1_1", "--parameters-json", tj); exitCode(err) != exitFailed || !strings.Contains(out, "mismatch 2KiB   "+p.ParamsFile()) {
+		t.Fatalf("changed params under the test table: %v\n%s", err, out)
 	}
 }
 
@@ -171,16 +207,30 @@ func TestParamsGenPoSt(t *testing.T) {
 }
 
 // TestPublishedFilesCoverCircuits: every circuit's parameter files carry the names of the
-// official parameters.json, except the Poseidon SnapDeals variant, which it does not list (and
-// which `params check` reports as present, unverified). A wrong identifier hash in a PoSt or
-// SnapDeals circuit shows up here as a missing name.
+// official parameters.json (both SnapDeals variants included), and the table holds the 44
+// circuit files and the SnarkPack SRS. A wrong identifier hash in a PoSt or SnapDeals circuit
+// shows up here as a missing name.
 func TestPublishedFilesCoverCircuits(t *testing.T) {
+	names := map[string]bool{}
 	for _, c := range filCircuits() {
 		for _, name := range []string{c.Base + ".vk", c.Base + ".params"} {
-			poseidon := strings.HasPrefix(c.Label, "UpdatePoseidon")
-			if _, ok := prooftypes.PublishedFiles[name]; ok == poseidon {
-				t.Errorf("%s: %s published = %v", c.Label, name, ok)
+			names[name] = true
+			p, ok := prooftypes.PublishedFiles[name]
+			if !ok {
+				t.Errorf("%s: %s is not in the published parameters.json", c.Label, name)
+				continue
+			}
+			if p.SectorSize != c.SectorSize {
+				t.Errorf("%s: %s published for sector size %d, the circuit is for %d", c.Label, name, p.SectorSize, c.SectorSize)
 			}
 		}
+	}
+	for name, p := range prooftypes.PublishedFiles {
+		if !names[name] && !(strings.HasSuffix(name, ".srs") && p.SectorSize == 0) {
+			t.Errorf("published %s belongs to no circuit", name)
+		}
+	}
+	if got := len(prooftypes.PublishedFiles); got != 45 {
+		t.Errorf("%d published files, want 44 circuit files and the SRS", got)
 	}
 }
