@@ -536,19 +536,25 @@ func parseContentRange(s string) (start, total int64, ok bool) {
 	return start, total, err == nil
 }
 
-// digestFile hashes a whole file, adding its bytes to progress.
+// digestFile is a whole file's parameters.json digest, its bytes added to progress.
 func digestFile(ctx context.Context, path string, progress *atomic.Int64) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h, _ := blake2b.New512(nil)
-	w := &countingWriter{dst: h, n: new(int64), progress: progress}
-	if _, err := io.Copy(w, &ctxReader{ctx: ctx, r: f}); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32], nil
+	return prooftypes.FileDigest(&ctxReader{ctx: ctx, r: &countingReader{r: f, progress: progress}})
+}
+
+type countingReader struct {
+	r        io.Reader
+	progress *atomic.Int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.progress.Add(int64(n))
+	return n, err
 }
 
 type countingWriter struct {
