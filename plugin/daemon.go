@@ -81,6 +81,7 @@ type Daemon struct {
 
 	gpuStatus  func() gpu.Status
 	gpuMetrics *GPUMetrics
+	prom       *daemonMetrics
 	name       string
 	repo       string
 	ready      func(net.Addr) error
@@ -116,12 +117,14 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	params := prover.NewParamCache(filepath.Join(opts.Repo, ParamsDir)).WithFilecoinDir(cfg.Prover.ParameterCache).
 		WithMemoryLimit(uint64(cfg.Prover.ParameterMemoryLimit)).WithCircuitDir(filepath.Join(opts.Repo, CircuitsDir)).
 		WithTestSetupLimit(cfg.Prover.MaxTestSetups)
-	pipe := prover.New(backend, params).WithFullSynthesis(cfg.Prover.Synthesis == config.SynthesisFull)
+	prom := newDaemonMetrics()
+	pipe := prover.New(backend, params).WithFullSynthesis(cfg.Prover.Synthesis == config.SynthesisFull).
+		WithPhaseObserver(prom.observePhase)
 	log.Infow("Filecoin parameters are read from the parameter directory on first use", "dir", cfg.Prover.ParameterCache,
 		"memory_limit", cfg.Prover.ParameterMemoryLimit)
 	m, err := jobs.Open(j, pipelineRunner{p: pipe}, jobs.Config{
 		Workers: cfg.Jobs.Workers, MaxPending: cfg.Jobs.MaxPending, Retention: cfg.Jobs.Retention.D(),
-		RestartError: lotus.RestartMessage(name),
+		RestartError: lotus.RestartMessage(name), Observer: prom,
 	})
 	if err != nil {
 		j.Close()
@@ -132,8 +135,9 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	d := &Daemon{
 		cfg: cfg, backend: opts.BackendName, secret: secret, verifier: verifier, journal: j,
 		pipeline: pipe, jobs: m, cancel: cancel, name: name, repo: opts.Repo,
-		gpuStatus: opts.GPUStatus, gpuMetrics: opts.GPUMetrics, ready: opts.Ready,
+		gpuStatus: opts.GPUStatus, gpuMetrics: opts.GPUMetrics, prom: prom, ready: opts.Ready,
 	}
+	prom.reg.MustRegister(stateCollector{d})
 	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
 	if mode := lotus.Mode(cfg.Lotus.WorkerMode); mode != lotus.ModeSeal {
@@ -157,7 +161,8 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 	d.prover.writeQuota, d.prover.adminQuota = testQuotas(cfg.Jobs)
 	d.server = New(cfg, Handlers{
 		Prover: d.prover, Worker: d.worker, Verify: verifier.Verify,
-		Metrics: http.HandlerFunc(d.metrics), Status: http.HandlerFunc(d.status),
+		Metrics: http.HandlerFunc(d.metrics), Status: http.HandlerFunc(d.status), UI: http.HandlerFunc(d.ui),
+		ObserveRPC: prom.observeRPC,
 	})
 	return d, nil
 }

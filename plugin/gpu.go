@@ -1,11 +1,12 @@
 package plugin
 
 import (
-	"bytes"
 	"cmp"
-	"fmt"
 	"slices"
+	"strconv"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/rpcapi"
@@ -103,95 +104,90 @@ func (m *GPUMetrics) PartitionDone(device int, kind string, t gpu.PartitionTimes
 	s.run += t.Run.Seconds()
 }
 
-// writeGPUMetrics renders the counters of m (may be nil) and the gauges of st.
-func writeGPUMetrics(b *bytes.Buffer, m *GPUMetrics, st gpu.Status) {
-	family := func(name, typ, help string) {
-		fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
-	}
+// collectGPU emits the counters of m (may be nil) and the gauges of st.
+func collectGPU(put putFunc, m *GPUMetrics, st gpu.Status) {
+	counter, gauge := prometheus.CounterValue, prometheus.GaugeValue
+	dev := func(i int) string { return strconv.Itoa(i) }
 	if m != nil {
 		m.mu.Lock()
 		keys := sortedKeys(m.granted, func(a, c grantKey) int {
 			return cmp.Or(cmp.Compare(a.device, c.device), cmp.Compare(a.kind, c.kind), cmp.Compare(a.tier, c.tier), cmp.Compare(a.srs, c.srs))
 		})
-		family("snarkd_gpu_plans_granted_total", "counter", "Memory plans granted to partition attempts, by device, proof kind, tier (full, partial, minimal) and SRS placement (resident, streamed).")
+		grantLabels := []string{"device", "kind", "tier", "srs"}
 		for _, k := range keys {
-			fmt.Fprintf(b, "snarkd_gpu_plans_granted_total{device=\"%d\",kind=%q,tier=%q,srs=%q} %d\n", k.device, k.kind, k.tier, k.srs, m.granted[k])
+			put("snarkd_gpu_plans_granted_total", "Memory plans granted to partition attempts, by device, proof kind, tier (full, partial, minimal) and SRS placement (resident, streamed).",
+				counter, grantLabels, float64(m.granted[k]), dev(k.device), k.kind, k.tier, k.srs)
 		}
-		family("snarkd_gpu_plan_granted_bytes_total", "counter", "Device memory of the plans granted (arena plus resident vectors), same labels.")
 		for _, k := range keys {
-			fmt.Fprintf(b, "snarkd_gpu_plan_granted_bytes_total{device=\"%d\",kind=%q,tier=%q,srs=%q} %d\n", k.device, k.kind, k.tier, k.srs, m.grantedBytes[k])
+			put("snarkd_gpu_plan_granted_bytes_total", "Device memory of the plans granted (arena plus resident vectors), same labels.",
+				counter, grantLabels, float64(m.grantedBytes[k]), dev(k.device), k.kind, k.tier, k.srs)
 		}
 		fkeys := sortedKeys(m.allocFailed, func(a, c failKey) int {
 			return cmp.Or(cmp.Compare(a.device, c.device), cmp.Compare(a.tier, c.tier))
 		})
-		family("snarkd_gpu_alloc_failed_total", "counter", "Out-of-memory errors admission did not predict (another process took memory); the partition retried with a smaller plan.")
 		for _, k := range fkeys {
-			fmt.Fprintf(b, "snarkd_gpu_alloc_failed_total{device=\"%d\",tier=%q} %d\n", k.device, k.tier, m.allocFailed[k])
+			put("snarkd_gpu_alloc_failed_total", "Out-of-memory errors admission did not predict (another process took memory); the partition retried with a smaller plan.",
+				counter, []string{"device", "tier"}, float64(m.allocFailed[k]), dev(k.device), k.tier)
 		}
 		dkeys := sortedKeys(m.partitions, func(a, c doneKey) int {
 			return cmp.Or(cmp.Compare(a.device, c.device), cmp.Compare(a.kind, c.kind))
 		})
-		family("snarkd_gpu_partitions_proved_total", "counter", "Partitions proved, by device and proof kind.")
 		for _, k := range dkeys {
-			fmt.Fprintf(b, "snarkd_gpu_partitions_proved_total{device=\"%d\",kind=%q} %d\n", k.device, k.kind, m.partitions[k].n)
+			put("snarkd_gpu_partitions_proved_total", "Partitions proved, by device and proof kind.",
+				counter, []string{"device", "kind"}, float64(m.partitions[k].n), dev(k.device), k.kind)
 		}
-		family("snarkd_gpu_partition_seconds_total", "counter", "Where proved partitions' time went, by device, kind and stage: queued (for a GPU worker), memory (admission), kernel_wait (another partition's kernels), kernels, run (admission to done, uploads included).")
 		for _, k := range dkeys {
 			s := m.partitions[k]
 			for _, st := range []struct {
 				name string
 				v    float64
 			}{{"queued", s.queued}, {"memory", s.memory}, {"kernel_wait", s.kernelWait}, {"kernels", s.kernels}, {"run", s.run}} {
-				fmt.Fprintf(b, "snarkd_gpu_partition_seconds_total{device=\"%d\",kind=%q,stage=%q} %g\n", k.device, k.kind, st.name, st.v)
+				put("snarkd_gpu_partition_seconds_total", "Where proved partitions' time went, by device, kind and stage: queued (for a GPU worker), memory (admission), kernel_wait (another partition's kernels), kernels, run (admission to done, uploads included).",
+					counter, []string{"device", "kind", "stage"}, st.v, dev(k.device), k.kind, st.name)
 			}
 		}
-		family("snarkd_gpu_pinned_fallback_total", "counter", "Uploads from pageable memory because the pinned host budget was spent.")
-		fmt.Fprintf(b, "snarkd_gpu_pinned_fallback_total %d\n", m.fallbacks)
-		family("snarkd_gpu_pinned_fallback_bytes_total", "counter", "Bytes uploaded from pageable memory because the pinned host budget was spent.")
-		fmt.Fprintf(b, "snarkd_gpu_pinned_fallback_bytes_total %d\n", m.fallbackBytes)
+		put("snarkd_gpu_pinned_fallback_total", "Uploads from pageable memory because the pinned host budget was spent.",
+			counter, nil, float64(m.fallbacks))
+		put("snarkd_gpu_pinned_fallback_bytes_total", "Bytes uploaded from pageable memory because the pinned host budget was spent.",
+			counter, nil, float64(m.fallbackBytes))
 		m.mu.Unlock()
 	}
 
-	perDevice := func(name, help string, get func(d gpu.DeviceStatus) uint64) {
-		family(name, "gauge", help)
+	perDevice := func(name string, typ prometheus.ValueType, help string, get func(d gpu.DeviceStatus) float64) {
 		for _, d := range st.Devices {
-			fmt.Fprintf(b, "%s{device=\"%d\"} %d\n", name, d.Info.Ordinal, get(d))
+			put(name, help, typ, []string{"device"}, get(d), dev(d.Info.Ordinal))
 		}
 	}
-	perDevice("snarkd_gpu_vram_total_bytes", "Device memory of the GPU.",
-		func(d gpu.DeviceStatus) uint64 { return d.Memory.Total })
-	perDevice("snarkd_gpu_vram_limit_bytes", "Device memory admission may grant: total − other processes − headroom.",
-		func(d gpu.DeviceStatus) uint64 { return vramLimit(d.Memory) })
-	perDevice("snarkd_gpu_vram_reserved_bytes", "Device memory granted: partition plans plus resident vectors.",
-		func(d gpu.DeviceStatus) uint64 { return d.Memory.Reserved })
-	perDevice("snarkd_gpu_vram_allocated_bytes", "Device memory this daemon holds now.",
-		func(d gpu.DeviceStatus) uint64 { return d.Memory.Allocated })
-	perDevice("snarkd_gpu_vram_resident_bytes", "Device memory of resident vectors (NTT tables, SRS points).",
-		func(d gpu.DeviceStatus) uint64 { return d.Memory.ResidentBytes })
-	perDevice("snarkd_gpu_vram_others_bytes", "Device memory other processes and the driver use, as last sampled.",
-		func(d gpu.DeviceStatus) uint64 { return d.Memory.Others })
-	perDevice("snarkd_gpu_partitions_waiting", "Partitions waiting for device memory.",
-		func(d gpu.DeviceStatus) uint64 { return uint64(d.Memory.Waiting) })
-	perDevice("snarkd_gpu_workers_busy", "GPU partition workers proving a partition.",
-		func(d gpu.DeviceStatus) uint64 { return uint64(busyWorkers(d.Workers)) })
-	perDeviceF := func(name, typ, help string, get func(d gpu.DeviceStatus) float64) {
-		family(name, typ, help)
-		for _, d := range st.Devices {
-			fmt.Fprintf(b, "%s{device=\"%d\"} %g\n", name, d.Info.Ordinal, get(d))
-		}
+	bytes := func(f func(d gpu.DeviceStatus) uint64) func(d gpu.DeviceStatus) float64 {
+		return func(d gpu.DeviceStatus) float64 { return float64(f(d)) }
 	}
-	perDeviceF("snarkd_gpu_busy_seconds_total", "counter", "Time the GPU's kernels ran (its kernel lock held); its rate is the busy fraction.",
+	perDevice("snarkd_gpu_vram_total_bytes", gauge, "Device memory of the GPU.",
+		bytes(func(d gpu.DeviceStatus) uint64 { return d.Memory.Total }))
+	perDevice("snarkd_gpu_vram_limit_bytes", gauge, "Device memory admission may grant: total − other processes − headroom.",
+		bytes(func(d gpu.DeviceStatus) uint64 { return vramLimit(d.Memory) }))
+	perDevice("snarkd_gpu_vram_reserved_bytes", gauge, "Device memory granted: partition plans plus resident vectors.",
+		bytes(func(d gpu.DeviceStatus) uint64 { return d.Memory.Reserved }))
+	perDevice("snarkd_gpu_vram_allocated_bytes", gauge, "Device memory this daemon holds now.",
+		bytes(func(d gpu.DeviceStatus) uint64 { return d.Memory.Allocated }))
+	perDevice("snarkd_gpu_vram_resident_bytes", gauge, "Device memory of resident vectors (NTT tables, SRS points).",
+		bytes(func(d gpu.DeviceStatus) uint64 { return d.Memory.ResidentBytes }))
+	perDevice("snarkd_gpu_vram_others_bytes", gauge, "Device memory other processes and the driver use, as last sampled.",
+		bytes(func(d gpu.DeviceStatus) uint64 { return d.Memory.Others }))
+	perDevice("snarkd_gpu_partitions_waiting", gauge, "Partitions waiting for device memory.",
+		func(d gpu.DeviceStatus) float64 { return float64(d.Memory.Waiting) })
+	perDevice("snarkd_gpu_workers_busy", gauge, "GPU partition workers proving a partition.",
+		func(d gpu.DeviceStatus) float64 { return float64(busyWorkers(d.Workers)) })
+	perDevice("snarkd_gpu_busy_seconds_total", counter, "Time the GPU's kernels ran (its kernel lock held); its rate is the busy fraction.",
 		func(d gpu.DeviceStatus) float64 { return d.Busy.Seconds })
-	perDeviceF("snarkd_gpu_busy_ratio", "gauge", "Fraction of the last minute the GPU's kernels ran.",
+	perDevice("snarkd_gpu_busy_ratio", gauge, "Fraction of the last minute the GPU's kernels ran.",
 		func(d gpu.DeviceStatus) float64 { return d.Busy.Recent })
-	family("snarkd_gpu_partitions_queued", "gauge", "Partitions in the GPU scheduler's queue.")
-	fmt.Fprintf(b, "snarkd_gpu_partitions_queued %d\n", st.Queued)
-	family("snarkd_gpu_pinned_bytes", "gauge", "Page-locked host memory held: upload buffers (in use and cached) and host vectors locked in place.")
-	fmt.Fprintf(b, "snarkd_gpu_pinned_bytes %d\n", st.Pinned.Held)
-	family("snarkd_gpu_pinned_in_place_bytes", "gauge", "Host vectors page-locked in place for streaming to devices: SRS points, and the scalars of plans that stream them.")
-	fmt.Fprintf(b, "snarkd_gpu_pinned_in_place_bytes %d\n", st.Pinned.Registered)
-	family("snarkd_gpu_pinned_budget_bytes", "gauge", "Budget of page-locked host memory for uploads and streamed host vectors.")
-	fmt.Fprintf(b, "snarkd_gpu_pinned_budget_bytes %d\n", st.Pinned.Budget)
+	put("snarkd_gpu_partitions_queued", "Partitions in the GPU scheduler's queue.", gauge, nil, float64(st.Queued))
+	put("snarkd_gpu_pinned_bytes", "Page-locked host memory held: upload buffers (in use and cached) and host vectors locked in place.",
+		gauge, nil, float64(st.Pinned.Held))
+	put("snarkd_gpu_pinned_in_place_bytes", "Host vectors page-locked in place for streaming to devices: SRS points, and the scalars of plans that stream them.",
+		gauge, nil, float64(st.Pinned.Registered))
+	put("snarkd_gpu_pinned_budget_bytes", "Budget of page-locked host memory for uploads and streamed host vectors.",
+		gauge, nil, float64(st.Pinned.Budget))
 }
 
 // sortedKeys returns m's keys in the order of compare.

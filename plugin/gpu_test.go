@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/snarkd/snarkd/config"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/gpu/sim"
@@ -94,34 +96,47 @@ func TestGPUStatusAndMetrics(t *testing.T) {
 		t.Errorf("tiers %d, busy %d, worker %+v", tiers, busy, worker)
 	}
 
-	text := string(d.metricsText())
-	for _, want := range []string{
-		`snarkd_gpu_plans_granted_total{device="`,
-		`kind="porep-c2",tier="full",srs="`,
-		`kind="window-post",tier="full",srs="`,
-		"# TYPE snarkd_gpu_alloc_failed_total counter",
-		"snarkd_gpu_pinned_fallback_bytes_total 0",
-		`snarkd_gpu_vram_total_bytes{device="1"} 17179869184`,
-		`snarkd_gpu_vram_limit_bytes{device="0"} `,
-		`snarkd_gpu_partitions_waiting{device="0"} 0`,
-		"snarkd_gpu_partitions_queued 0",
-		"snarkd_gpu_pinned_in_place_bytes 0",
-		fmt.Sprintf(`snarkd_gpu_partitions_proved_total{device="%d",kind="porep-c2"} 1`, resA.Device),
-		fmt.Sprintf(`snarkd_gpu_partition_seconds_total{device="%d",kind="porep-c2",stage="kernels"} `, resA.Device),
-		"# TYPE snarkd_gpu_busy_seconds_total counter",
-		`snarkd_gpu_busy_ratio{device="1"} `,
+	fams := parseMetrics(t, d.metricsText())
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64 // -1: any value
+	}{
+		{"snarkd_gpu_plans_granted_total", []string{`kind="porep-c2"`, `tier="full"`}, 1},
+		{"snarkd_gpu_plans_granted_total", []string{`kind="window-post"`, `tier="full"`}, 1},
+		{"snarkd_gpu_pinned_fallback_bytes_total", nil, 0},
+		{"snarkd_gpu_vram_total_bytes", []string{`device="1"`}, 16 << 30},
+		{"snarkd_gpu_vram_limit_bytes", []string{`device="0"`}, -1},
+		{"snarkd_gpu_partitions_waiting", []string{`device="0"`}, 0},
+		{"snarkd_gpu_partitions_queued", nil, 0},
+		{"snarkd_gpu_pinned_in_place_bytes", nil, 0},
+		{"snarkd_gpu_partitions_proved_total", []string{fmt.Sprintf(`device="%d"`, resA.Device), `kind="porep-c2"`}, 1},
+		{"snarkd_gpu_partition_seconds_total", []string{fmt.Sprintf(`device="%d"`, resA.Device), `kind="porep-c2"`, `stage="kernels"`}, -1},
+		{"snarkd_gpu_busy_seconds_total", []string{`device="0"`}, -1},
+		{"snarkd_gpu_busy_ratio", []string{`device="1"`}, -1},
 	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %q:\n%s", want, text)
+		v, ok := fams.value(c.name, c.labels...)
+		if !ok || (c.want >= 0 && v != c.want) {
+			t.Errorf("/metrics %s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
+	}
+	if f := fams["snarkd_gpu_busy_seconds_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
+		t.Errorf("snarkd_gpu_busy_seconds_total is not a counter: %v", f)
 	}
 	metrics.AllocFailed(1, gpu.TierPartial)
 	metrics.PinnedFallback(4096)
-	text = string(d.metricsText())
-	for _, want := range []string{`snarkd_gpu_alloc_failed_total{device="1",tier="partial"} 1`,
-		"snarkd_gpu_pinned_fallback_total 1", "snarkd_gpu_pinned_fallback_bytes_total 4096"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("/metrics lacks %q", want)
+	fams = parseMetrics(t, d.metricsText())
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"snarkd_gpu_alloc_failed_total", []string{`device="1"`, `tier="partial"`}, 1},
+		{"snarkd_gpu_pinned_fallback_total", nil, 1},
+		{"snarkd_gpu_pinned_fallback_bytes_total", nil, 4096},
+	} {
+		if v, ok := fams.value(c.name, c.labels...); !ok || v != c.want {
+			t.Errorf("/metrics %s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
 		}
 	}
 	close(release)

@@ -41,9 +41,12 @@ type Handlers struct {
 	Worker rpcapi.Worker
 	// Verify checks bearer tokens; nil rejects every token (requests without one still get read).
 	Verify func(ctx context.Context, token string) ([]rpcapi.Permission, error)
-	// Metrics and Status serve /metrics and /status; nil leaves them out.
+	// Metrics and Status serve /metrics and /status, UI the status page /ui; nil leaves them out.
 	Metrics http.Handler
 	Status  http.Handler
+	UI      http.Handler
+	// ObserveRPC, if set, hears every JSON-RPC call's method ("Prover.Submit") and duration.
+	ObserveRPC func(method string, d time.Duration)
 }
 
 // Server is the daemon's HTTP front.
@@ -65,12 +68,12 @@ func New(cfg config.Config, h Handlers) *Server {
 	rpc := jsonrpc.NewServer(jsonrpc.WithMaxRequestSize(max), jsonrpc.WithServerErrors(rpcapi.RPCErrors))
 	var ps rpcapi.ProverStruct
 	auth.Permissioned(h.Prover, &ps.Internal)
-	releaseOnCall(&ps.Internal)
+	wrapCalls(&ps.Internal, rpcapi.ProverNamespace, h.ObserveRPC)
 	rpc.Register(rpcapi.ProverNamespace, &ps)
 	if h.Worker != nil {
 		var ws rpcapi.WorkerStruct
 		auth.Permissioned(h.Worker, &ws.Internal)
-		releaseOnCall(&ws.Internal)
+		wrapCalls(&ws.Internal, rpcapi.WorkerNamespace, h.ObserveRPC)
 		rpc.Register(rpcapi.WorkerNamespace, &ws)
 	}
 	verify := h.Verify
@@ -88,6 +91,10 @@ func New(cfg config.Config, h Handlers) *Server {
 	}
 	if h.Status != nil {
 		mux.Handle("/status", g.get(requirePerm(rpcapi.PermRead, h.Status), false))
+	}
+	if h.UI != nil {
+		mux.Handle("/ui", g.get(requirePerm(rpcapi.PermRead, h.UI), false))
+		mux.Handle("/ui/", g.get(requirePerm(rpcapi.PermRead, h.UI), false))
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -301,20 +308,27 @@ func (g *gate) acquire(ctx context.Context, pool chan struct{}) bool {
 // releaseKey carries, in a request's context, the function that frees its body slot.
 type releaseKey struct{}
 
-// releaseOnCall wraps every function field of methods (an rpcapi *Methods struct) so that the
-// request's body slot is freed when the method starts: the body has been read and its params
-// decoded by then, and a method that blocks (Await, Prove) must not hold a slot.
-func releaseOnCall(methods interface{}) {
+// wrapCalls wraps every function field of methods (an rpcapi *Methods struct of namespace ns)
+// so that the request's body slot is freed when the method starts (the body has been read and
+// its params decoded by then, and a method that blocks, Await or Prove, must not hold a slot),
+// and, with observe set, so that the call's duration is reported under "ns.Method".
+func wrapCalls(methods interface{}, ns string, observe func(method string, d time.Duration)) {
 	rv := reflect.ValueOf(methods).Elem()
+	rt := rv.Type()
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Field(i)
 		inner := reflect.ValueOf(f.Interface())
 		ft := f.Type()
+		name := ns + "." + rt.Field(i).Name
 		f.Set(reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
 			if ctx, ok := args[0].Interface().(context.Context); ok && ctx != nil {
 				if release, ok := ctx.Value(releaseKey{}).(func()); ok {
 					release()
 				}
+			}
+			if observe != nil {
+				t0 := time.Now()
+				defer func() { observe(name, time.Since(t0)) }()
 			}
 			if ft.IsVariadic() {
 				return inner.CallSlice(args)

@@ -3,6 +3,7 @@ package prover
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -87,6 +88,18 @@ func (b *GPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.
 	if b.observe != nil {
 		b.observe(res)
 	}
+	var upload, assembly time.Duration
+	for _, st := range res.Stages {
+		switch {
+		case strings.HasPrefix(st.Name, "upload "):
+			upload += st.Duration
+		case st.Name == "assemble":
+			assembly += st.Duration
+		}
+	}
+	info.phase(PartitionUpload, upload)
+	info.phase(PartitionKernels, res.Run.Times.Kernels)
+	info.phase(PartitionAssembly, assembly)
 	NoteDevice(ctx, res.Run.Device) // the job's assigned GPU (cuzk assigned_gpu, Job.GPUs)
 	kv := []any{"job", info.JobID, "kind", info.Kind, "partition", info.Index, "of", info.Partitions,
 		"device", res.Run.Device, "worker", res.Run.Worker, "plan", res.Run.Plan.String(), "attempts", res.Run.Attempts}

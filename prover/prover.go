@@ -257,6 +257,15 @@ type PartitionInfo struct {
 	// Note, if set, adds a detail to the job's events (StageAdmitted: the granted plan;
 	// StageProved: where the partition waited).
 	Note func(stage Stage, detail string)
+	// Phase, if set, hears the backend's phase durations (PartitionUpload, PartitionKernels, …).
+	Phase func(phase string, d time.Duration)
+}
+
+// phase reports d to info.Phase when there is one.
+func (info PartitionInfo) phase(name string, d time.Duration) {
+	if info.Phase != nil {
+		info.Phase(name, d)
+	}
 }
 
 // Backend proves one synthesized partition with the given randomness. Implementations must
@@ -287,8 +296,13 @@ func (CPUBackend) Name() string { return "cpu" }
 func (CPUBackend) Concurrency() int { return 1 }
 
 // Prove implements Backend.
-func (CPUBackend) Prove(ctx context.Context, _ PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
-	return groth16.ProveAssignment(ctx, pk, pa, r, s)
+func (CPUBackend) Prove(ctx context.Context, info PartitionInfo, pk *groth16.Parameters, pa *cs.ProvingAssignment, r, s *fr.Element) (*groth16.Proof, error) {
+	t0 := time.Now()
+	pr, err := groth16.ProveAssignment(ctx, pk, pa, r, s)
+	if err == nil {
+		info.phase(PartitionCPUProve, time.Since(t0))
+	}
+	return pr, err
 }
 
 // Pipeline proves requests with one backend and one parameter cache.
@@ -307,6 +321,30 @@ type Pipeline struct {
 	// referees holds, for each partition whose products were deferred to the backend's device
 	// (*cs.ProvingAssignment), the full synthesis to run if the device finds a row unsatisfied.
 	referees sync.Map
+	// observe, when set, hears every partition's phase durations (metrics histograms).
+	observe PhaseObserver
+}
+
+// PhaseObserver hears how long one partition of a request of kind spent in phase: one of
+// PartitionSynthesis, PartitionVerify, and what the backend reports (PartitionUpload,
+// PartitionKernels, PartitionAssembly on a GPU; PartitionCPUProve on the CPU).
+type PhaseObserver func(kind Kind, phase string, d time.Duration)
+
+// Partition phases a PhaseObserver hears.
+const (
+	PartitionSynthesis = "synthesis" // witness (or full) synthesis on the host
+	PartitionUpload    = "upload"    // host-to-device copies (GPU)
+	PartitionKernels   = "kernels"   // the partition's kernels, holding the device (GPU)
+	PartitionAssembly  = "assembly"  // the proof assembled from the MSM results with r, s
+	PartitionVerify    = "verify"    // the partition proof's pairing check
+	PartitionCPUProve  = "cpu_prove" // the whole proof on the CPU engine
+)
+
+// WithPhaseObserver makes the pipeline report every partition's phase durations to fn. Call it
+// before Prove.
+func (p *Pipeline) WithPhaseObserver(fn PhaseObserver) *Pipeline {
+	p.observe = fn
+	return p
 }
 
 // WithCompiledWait makes partitions wait for their circuit's compiled form when it is not in
@@ -330,6 +368,12 @@ func (p *Pipeline) WithUnverifiedProofs() *Pipeline {
 func (p *Pipeline) WithFullSynthesis(full bool) *Pipeline {
 	p.fullSynthesis = full
 	return p
+}
+
+func (p *Pipeline) observePhase(kind Kind, phase string, d time.Duration) {
+	if p.observe != nil {
+		p.observe(kind, phase, d)
+	}
 }
 
 // New returns a pipeline.
@@ -504,6 +548,7 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 			break
 		}
 		res.Synthesis += time.Since(t0)
+		p.observePhase(kind, PartitionSynthesis, time.Since(t0))
 		progress(StageProving, i, len(parts))
 		r, s, err := groth16.RandomRS(nil)
 		if err != nil {
@@ -515,6 +560,9 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 		pi := info
 		pi.Index = i
 		pi.Note = func(st Stage, detail string) { progress(st, i, len(parts), detail) }
+		if p.observe != nil {
+			pi.Phase = func(name string, d time.Duration) { p.observe(kind, name, d) }
+		}
 		wg.Add(1)
 		go func(i int, pa *cs.ProvingAssignment) {
 			defer wg.Done()
@@ -559,7 +607,10 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 		return res.with(ph), fmt.Errorf("preparing verifying key: %w", err)
 	}
 	for i, pr := range proofs {
-		if err := pvk.Verify(pr, parts[i].inputs); err != nil {
+		tv := time.Now()
+		err := pvk.Verify(pr, parts[i].inputs)
+		p.observePhase(kind, PartitionVerify, time.Since(tv))
+		if err != nil {
 			if p.unverified {
 				res.Unverified++
 				continue

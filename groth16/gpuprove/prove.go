@@ -568,6 +568,7 @@ func simulatedWork(ctx context.Context, run *gpu.Run, pk *groth16.Parameters, in
 			_ = u.p.Wait(context.WithoutCancel(ctx))
 		}
 	}()
+	tUp := time.Now()
 	for _, name := range run.Plan.PrestagedBuffers() {
 		ptr, size, err := run.Buffer(name)
 		if err != nil {
@@ -583,6 +584,10 @@ func simulatedWork(ctx context.Context, run *gpu.Run, pk *groth16.Parameters, in
 		if err := u.p.Wait(ctx); err != nil {
 			return nil, fmt.Errorf("uploading %s: %w", u.name, err)
 		}
+	}
+	if len(ups) > 0 {
+		log.add("upload prestaged (simulated copy model)", time.Since(tUp))
+		log.span("upload prestaged", tUp)
 	}
 	var res *groth16.MSMResults
 	err := run.Kernel(ctx, "prove (simulated device, cpu arithmetic)", func() error {

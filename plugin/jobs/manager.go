@@ -67,6 +67,17 @@ type Config struct {
 	Retention time.Duration
 	// RestartError is the message Lotus calls in flight at a restart fail with (code 101).
 	RestartError string
+	// Observer, if set, hears the jobs that start and become final in this process (metrics).
+	Observer Observer
+}
+
+// Observer hears job transitions; its methods are called outside the manager's lock and must
+// return quickly.
+type Observer interface {
+	// JobStarted: a worker took the job (Started and Timings.QueueWaitMs are set).
+	JobStarted(job rpcapi.Job)
+	// JobFinished: the job became final (done, failed or cancelled).
+	JobFinished(job rpcapi.Job)
 }
 
 // Manager owns the queue and the workers. Create it with Open; stop it with Close.
@@ -482,6 +493,9 @@ func (m *Manager) run(e *entry) {
 		log.Errorw("journaling job start", "job", rec.Job.ID, "err", err)
 	}
 	m.events.publish(m.event(e, rpcapi.EventStarted, 0))
+	if m.cfg.Observer != nil {
+		m.cfg.Observer.JobStarted(rec.Job)
+	}
 
 	var (
 		out    Output
@@ -567,6 +581,9 @@ func (m *Manager) finish(e *entry, typ rpcapi.EventType) {
 	close(e.done)
 	m.mu.Unlock()
 	m.events.publish(ev)
+	if m.cfg.Observer != nil {
+		m.cfg.Observer.JobFinished(job)
+	}
 	for _, h := range hooks {
 		m.runHook(h, job)
 	}
