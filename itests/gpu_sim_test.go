@@ -14,7 +14,9 @@ import (
 // TestSimulatedGPUs: a daemon started with --simulate-gpus 2x16GiB proves a multi-partition
 // test job through the GPU partition prover (admission, memory plans and workers of the
 // scheduler; the arithmetic on the CPU inside the simulated kernel slots), the proof verifies,
-// Status shows both GPUs with their books, tiers and workers, and /metrics counts the plans.
+// Status shows both GPUs with their books, tiers and workers, /metrics counts the plans and
+// fills the phase, job and RPC histograms, and the Grafana dashboard in docs/ asks only for
+// series the daemon serves.
 func TestSimulatedGPUs(t *testing.T) {
 	bin := buildDaemon(t)
 	d := startDaemon(t, bin, t.TempDir(), []string{"SNARKD_LOG_LEVEL=debug"},
@@ -85,6 +87,23 @@ func TestSimulatedGPUs(t *testing.T) {
 	if _, ok := metrics[`snarkd_gpu_vram_limit_bytes{device="1"}`]; !ok {
 		t.Error("/metrics lacks snarkd_gpu_vram_limit_bytes for device 1")
 	}
+
+	// The histograms, parsed by Prometheus's text parser: every partition phase of the GPU path
+	// observed once per partition, the job's duration and queue wait, the RPC calls made.
+	fams := scrapeFamilies(t, d.base+"/metrics")
+	phases := fams["snarkd_partition_phase_seconds"]
+	for _, phase := range []string{"synthesis", "upload", "kernels", "assembly", "verify"} {
+		checkHistogram(t, "partition phase "+phase, histogram(phases, map[string]string{"kind": "test", "phase": phase}), partitions)
+	}
+	checkHistogram(t, "job duration", histogram(fams["snarkd_job_duration_seconds"], map[string]string{"kind": "test", "outcome": "done"}), 1)
+	checkHistogram(t, "queue wait", histogram(fams["snarkd_job_queue_wait_seconds"], map[string]string{"kind": "test"}), 1)
+	checkHistogram(t, "Prover.Prove calls", histogram(fams["snarkd_rpc_request_duration_seconds"], map[string]string{"method": "Prover.Prove"}), 1)
+	for _, name := range []string{"go_goroutines", "go_memstats_heap_inuse_bytes", "process_resident_memory_bytes", "process_cpu_seconds_total"} {
+		if fams[name] == nil {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	checkDashboard(t, fams)
 
 	out, err := runCLI(bin, d.repo, "status")
 	if err != nil {

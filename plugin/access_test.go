@@ -13,7 +13,8 @@ import (
 )
 
 // TestRequireReadToken: with API.RequireReadToken a request without a token is refused with
-// 401 naming the setting on /rpc/v0 (read methods, websocket connections) and /status, while
+// 401 naming the setting on /rpc/v0 (read methods, websocket connections), /status and the
+// status page /ui, while
 // /healthz and /metrics stay open and a read token reads; off (the default), reads need no
 // token, as in Lotus.
 func TestRequireReadToken(t *testing.T) {
@@ -40,6 +41,11 @@ func TestRequireReadToken(t *testing.T) {
 			{"healthz without a token", "GET", "/healthz", "", "", false, http.StatusOK},
 			{"Jobs with a read token", "POST", RPCPath, `{"jsonrpc":"2.0","id":1,"method":"Prover.Jobs","params":[{}]}`, read, false, http.StatusOK},
 			{"status with a read token", "GET", "/status", "", read, false, http.StatusOK},
+			{"status page without a token", "GET", "/ui", "", "", false, refused},
+			{"status page data without a token", "GET", "/ui/data.json", "", "", false, refused},
+			{"status page with a read token", "GET", "/ui", "", read, false, http.StatusOK},
+			{"status page data, read token in the URL", "GET", "/ui/data.json?token=" + strings.TrimPrefix(read, "Bearer "), "", "", false, http.StatusOK},
+			{"status page, unknown path", "GET", "/ui/other", "", read, false, http.StatusNotFound},
 			{"bad token", "POST", RPCPath, `{"jsonrpc":"2.0","id":1,"method":"Prover.Version","params":[]}`, "Bearer x.y.z", false, http.StatusUnauthorized},
 		} {
 			t.Run(map[bool]string{false: "off/", true: "on/"}[on]+tc.name, func(t *testing.T) {
