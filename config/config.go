@@ -219,8 +219,8 @@ type API struct {
 	// MaxConcurrentRequests bounds the request bodies larger than MaxReadRequestBytes that
 	// are read and decoded at once.
 	MaxConcurrentRequests int `toml:"MaxConcurrentRequests" env:"SNARKD_API_MAX_CONCURRENT_REQUESTS"`
-	// RequireReadToken refuses requests without a valid token (HTTP 401) on /rpc/v0 and
-	// /status, so job metadata, proofs, status and events need a read token; off by default,
+	// RequireReadToken refuses requests without a valid token (HTTP 401) on /rpc/v0, /status
+	// and /ui, so job metadata, proofs, status and events need a read token; off by default,
 	// as in Lotus, where reads need no token. /healthz and /metrics stay open.
 	RequireReadToken bool `toml:"RequireReadToken" env:"SNARKD_API_REQUIRE_READ_TOKEN"`
 }
