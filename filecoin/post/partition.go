@@ -1,6 +1,7 @@
 package post
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
+	"github.com/snarkd/snarkd/filecoin/post/bincode"
 	gmerkle "github.com/snarkd/snarkd/gadgets/merkle"
 	"github.com/snarkd/snarkd/internal/cores"
 )
@@ -110,22 +112,9 @@ var ErrDuplicateSector = errors.New("duplicate sector in partition")
 // sector list), each verified against its challenges, then padded to SectorCount by repeating
 // the last sector as rust-fil-proofs does.
 func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, partition int) (*Partition, error) {
-	if p.Kind != Window {
-		return nil, fmt.Errorf("%s is not a WindowPoSt proof type", p.Name)
-	}
-	if err := checkSafe("randomness", randomness); err != nil {
+	if err := windowArgs(p, randomness, proverID, vanilla, partition); err != nil {
 		return nil, err
 	}
-	if err := checkSafe("prover_id", proverID); err != nil {
-		return nil, err
-	}
-	if len(vanilla) == 0 || len(vanilla) > p.SectorCount {
-		return nil, fmt.Errorf("%d vanilla proofs, a %s partition takes 1 to %d", len(vanilla), p.Name, p.SectorCount)
-	}
-	if partition < 0 {
-		return nil, fmt.Errorf("partition index %d", partition)
-	}
-	cfg := p.Config()
 	// Each sector's decoding and Merkle verification is independent (about 8 ms of Poseidon per
 	// 32 GiB sector, 19 s for a full 2,349-sector partition on one core): they run on every core,
 	// and the partition is laid out in order afterwards, each sector's errors in the order a
@@ -137,52 +126,26 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 		decodeErr, checkErr error
 	}
 	res := make([]checked, len(vanilla))
-	var next atomic.Int64
-	var firstBad atomic.Int64
-	firstBad.Store(int64(len(vanilla)))
-	fail := func(i int) {
-		for {
-			cur := firstBad.Load()
-			if int64(i) >= cur || firstBad.CompareAndSwap(cur, int64(i)) {
-				return
-			}
-		}
-	}
-	check := func(i int) {
+	firstFailure(context.Background(), len(vanilla), func(i int) (err error) {
 		r := &res[i]
 		defer func() {
 			if e := recover(); e != nil { // client bytes: a bug they trigger fails the request, not the daemon
 				r.decodeErr = fmt.Errorf("vanilla proof %d: checking it panicked: %v", i, e)
-			}
-			if r.decodeErr != nil || r.checkErr != nil {
-				fail(i)
+				err = r.decodeErr
 			}
 		}()
 		if r.v, r.decodeErr = DecodeSectorVanilla(p, vanilla[i]); r.decodeErr != nil {
 			r.decodeErr = fmt.Errorf("vanilla proof %d: %w", i, r.decodeErr)
-			return
+			return r.decodeErr
 		}
 		if r.checkErr = p.VerifySector(r.v, randomness, partition*p.SectorCount+i); r.checkErr != nil {
-			return
+			return r.checkErr
 		}
 		r.s, r.checkErr = circuitSector(r.v, r.v.Sectors[0].InclusionProofs)
-	}
-	var wg sync.WaitGroup
-	for range min(cores.N(), len(vanilla)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(vanilla) || int64(i) > firstBad.Load() {
-					return
-				}
-				check(i)
-			}
-		}()
-	}
-	wg.Wait()
-	part := &Partition{Circuit: &Circuit{Config: cfg}}
+		return r.checkErr
+	})
+	vs := make([]*SectorVanilla, len(res))
+	ss := make([]CircuitSector, len(res))
 	seen := map[uint64]bool{}
 	for i, r := range res {
 		if r.decodeErr != nil {
@@ -197,12 +160,43 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 		if r.checkErr != nil {
 			return nil, r.checkErr
 		}
-		v, s := r.v, r.s
-		seen[v.SectorID] = true
+		seen[r.v.SectorID] = true
+		vs[i], ss[i] = r.v, r.s
+	}
+	return windowLayout(p, randomness, partition, vs, ss), nil
+}
+
+// windowArgs checks what WindowPartition checks before the vanilla proofs.
+func windowArgs(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, partition int) error {
+	if p.Kind != Window {
+		return fmt.Errorf("%s is not a WindowPoSt proof type", p.Name)
+	}
+	if err := checkSafe("randomness", randomness); err != nil {
+		return err
+	}
+	if err := checkSafe("prover_id", proverID); err != nil {
+		return err
+	}
+	if len(vanilla) == 0 || len(vanilla) > p.SectorCount {
+		return fmt.Errorf("%d vanilla proofs, a %s partition takes 1 to %d", len(vanilla), p.Name, p.SectorCount)
+	}
+	if partition < 0 {
+		return fmt.Errorf("partition index %d", partition)
+	}
+	return nil
+}
+
+// windowLayout lays out a WindowPoSt partition's checked sectors: the circuit's sectors and the
+// public inputs (comm_r and the challenged leaves of each), padded to SectorCount by repeating
+// the last sector as rust-fil-proofs does.
+func windowLayout(p *Proof, randomness [32]byte, partition int, vs []*SectorVanilla, ss []CircuitSector) *Partition {
+	cfg := p.Config()
+	part := &Partition{Circuit: &Circuit{Config: cfg}}
+	for i, v := range vs {
 		sectorIndex := partition*p.SectorCount + i
-		part.Circuit.Sectors = append(part.Circuit.Sectors, s)
+		part.Circuit.Sectors = append(part.Circuit.Sectors, ss[i])
 		part.SectorIDs = append(part.SectorIDs, v.SectorID)
-		part.Inputs = append(part.Inputs, s.CommR)
+		part.Inputs = append(part.Inputs, ss[i].CommR)
 		for n := 0; n < cfg.Challenges; n++ {
 			leaf := LeafChallenge(randomness, v.SectorID, p.ChallengeIndex(sectorIndex, cfg.Challenges, n), p.Nodes())
 			part.Inputs = append(part.Inputs, fr.NewElement(leaf))
@@ -213,5 +207,116 @@ func WindowPartition(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, 
 		part.Circuit.Sectors = append(part.Circuit.Sectors, part.Circuit.Sectors[len(part.Circuit.Sectors)-1])
 		part.Inputs = append(part.Inputs, part.Inputs[len(part.Inputs)-per:]...)
 	}
-	return part, nil
+	return part
+}
+
+// WindowPartitionDeferred is WindowPartition with the sectors' hashing (comm_r and every
+// inclusion path, Poseidon: about 8 ms per 32 GiB sector, 1.6 s of 16 cores for a full
+// partition) handed back as verify instead of done, so that it runs while the partition proves;
+// a proof of the partition must not be used unless verify returns nil. Decoding, repeated
+// sectors and each proof's shape (its challenge count, roots and challenged leaves) are checked
+// here. Whatever fails, here or in verify, the error is the one WindowPartition reports for the
+// same input.
+func WindowPartitionDeferred(p *Proof, randomness, proverID [32]byte, vanilla [][]byte, partition int) (*Partition, func(context.Context) error, error) {
+	if err := windowArgs(p, randomness, proverID, vanilla, partition); err != nil {
+		return nil, nil, err
+	}
+	vs := make([]*SectorVanilla, len(vanilla))
+	ss := make([]CircuitSector, len(vanilla))
+	bad, _ := firstFailure(context.Background(), len(vanilla), func(i int) (err error) {
+		defer func() {
+			if e := recover(); e != nil { // client bytes: a bug they trigger fails the request
+				err = fmt.Errorf("vanilla proof %d: checking it panicked: %v", i, e)
+			}
+		}()
+		if vs[i], err = DecodeSectorVanilla(p, vanilla[i]); err != nil {
+			return err
+		}
+		if err := p.sectorShape(vs[i], randomness, partition*p.SectorCount+i); err != nil {
+			return err
+		}
+		ss[i], err = circuitSector(vs[i], vs[i].Sectors[0].InclusionProofs)
+		return err
+	})
+	if bad < 0 {
+		seen := make(map[uint64]bool, len(vs))
+		for i, v := range vs {
+			if seen[v.SectorID] {
+				bad = i
+				break
+			}
+			seen[v.SectorID] = true
+		}
+	}
+	if bad >= 0 {
+		// The failing sector, or one before it, decides the error: the full check in order
+		// names it as it would have.
+		if _, err := WindowPartition(p, randomness, proverID, vanilla, partition); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("vanilla proof %d: refused by the shape check but not by the full one", bad) // unreachable
+	}
+	verify := func(ctx context.Context) error {
+		_, err := firstFailure(ctx, len(vs), func(i int) error { return p.VerifySector(vs[i], randomness, partition*p.SectorCount+i) })
+		return err
+	}
+	return windowLayout(p, randomness, partition, vs, ss), verify, nil
+}
+
+// sectorShape is the part of VerifySector that hashes nothing: one sector proof, ChallengeCount
+// inclusion proofs, each with comm_r_last as its root and opening its challenged leaf.
+func (p *Proof) sectorShape(v *SectorVanilla, randomness [32]byte, sectorIndex int) error {
+	if len(v.Sectors) != 1 {
+		return fmt.Errorf("%w: sector %d: %d sector proofs", ErrInvalidVanilla, v.SectorID, len(v.Sectors))
+	}
+	s := &v.Sectors[0]
+	if len(s.InclusionProofs) != p.ChallengeCount {
+		return fmt.Errorf("%w: sector %d: %d inclusion proofs, want %d", ErrInvalidVanilla, v.SectorID, len(s.InclusionProofs), p.ChallengeCount)
+	}
+	want := p.SectorChallenges(randomness, v.SectorID, sectorIndex)
+	for i := range s.InclusionProofs {
+		ip := &s.InclusionProofs[i]
+		if ip.Root != s.CommRLast {
+			return fmt.Errorf("%w: sector %d: inclusion proof %d: root is not comm_r_last", ErrInvalidVanilla, v.SectorID, i)
+		}
+		if got := bincode.PathIndex(ip, p.Tree); got != want[i] {
+			return fmt.Errorf("%w: sector %d: inclusion proof %d opens leaf %d, challenge is leaf %d", ErrInvalidVanilla, v.SectorID, i, got, want[i])
+		}
+	}
+	return nil
+}
+
+// firstFailure runs fn(0) … fn(n-1) on every core and returns the lowest i whose fn failed, with
+// its error (-1, nil when none did, or ctx's error when it ended first). Indexes above a known
+// failure are not started: nothing after the first failure matters.
+func firstFailure(ctx context.Context, n int, fn func(i int) error) (int, error) {
+	errs := make([]error, n)
+	var next atomic.Int64
+	var firstBad atomic.Int64
+	firstBad.Store(int64(n))
+	var wg sync.WaitGroup
+	for range min(cores.N(), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= n || int64(i) > firstBad.Load() {
+					return
+				}
+				if errs[i] = fn(i); errs[i] != nil {
+					for cur := firstBad.Load(); int64(i) < cur && !firstBad.CompareAndSwap(cur, int64(i)); cur = firstBad.Load() {
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if i := int(firstBad.Load()); i < n {
+		return i, errs[i]
+	}
+	if err := ctx.Err(); err != nil {
+		return -1, err
+	}
+	return -1, nil
 }
