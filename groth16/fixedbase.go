@@ -166,6 +166,7 @@ func newG1FixedBase(ctx context.Context, base *bls.G1Affine, c int) (*g1FixedBas
 // mul returns s_i·base for every scalar, in affine form; it stops early with ctx's error.
 func (t *g1FixedBase) mul(ctx context.Context, scalars []fr.Element) ([]bls.G1Affine, error) {
 	out := make([]bls.G1Affine, len(scalars))
+	tr := setupTrackerFrom(ctx)
 	err := forChunks(ctx, len(scalars), fbChunk, func() func(lo, hi int) {
 		acc := make([]bls.G1Jac, fbChunk)
 		d := make([]int32, t.windows)
@@ -187,6 +188,7 @@ func (t *g1FixedBase) mul(ctx context.Context, scalars []fr.Element) ([]bls.G1Af
 				}
 			}
 			g1ToAffine(acc[:hi-lo], out[lo:hi])
+			tr.Add(int64(hi - lo))
 		}
 	})
 	if err != nil {
@@ -267,6 +269,7 @@ func newG2FixedBase(ctx context.Context, base *bls.G2Affine, c int) (*g2FixedBas
 // mul returns s_i·base for every scalar, in affine form; it stops early with ctx's error.
 func (t *g2FixedBase) mul(ctx context.Context, scalars []fr.Element) ([]bls.G2Affine, error) {
 	out := make([]bls.G2Affine, len(scalars))
+	tr := setupTrackerFrom(ctx)
 	err := forChunks(ctx, len(scalars), fbChunk, func() func(lo, hi int) {
 		acc := make([]bls.G2Jac, fbChunk)
 		d := make([]int32, t.windows)
@@ -288,6 +291,7 @@ func (t *g2FixedBase) mul(ctx context.Context, scalars []fr.Element) ([]bls.G2Af
 				}
 			}
 			g2ToAffine(acc[:hi-lo], out[lo:hi])
+			tr.Add(int64(hi - lo))
 		}
 	})
 	if err != nil {

@@ -83,6 +83,7 @@ func SetupFromSeed(ctx context.Context, circuit cs.Circuit, seed []byte) (*Param
 // generate_parameters: the input rows input_i·0=0 are appended, A and B queries keep only
 // variables with a non-zero coefficient (the density rules), ic and l divide by γ and δ.
 func SetupWithToxic(ctx context.Context, circuit cs.Circuit, t *Toxic) (*Parameters, error) {
+	setupTrackerFrom(ctx).Begin(SetupSynthesis, 0)
 	r1cs, err := cs.RecordR1CS(ctx, circuit)
 	if err != nil {
 		return nil, err
@@ -99,6 +100,10 @@ func SetupR1CS(ctx context.Context, r1cs *cs.R1CS, t *Toxic) (*Parameters, error
 	if ni == 0 {
 		return nil, errors.New("groth16: setup needs the ONE input")
 	}
+	// The tracker (a progress display's) counts the matrix rows evaluated, then the points.
+	tr := setupTrackerFrom(ctx)
+	defer tr.End()
+	tr.Begin(SetupEvaluation, 3*int64(n))
 
 	// Lagrange basis at τ over the domain of bellperson's ω:
 	// L_k(τ) = (τ^m − 1)/m · ω^k/(τ − ω^k).
@@ -149,7 +154,11 @@ func SetupR1CS(ctx context.Context, r1cs *cs.R1CS, t *Toxic) (*Parameters, error
 				j := idx(term.Var)
 				mat.dst[j].Add(&mat.dst[j], &tmp)
 			}
+			if k&4095 == 4095 {
+				tr.Add(4096)
+			}
 		}
+		tr.Add(int64(n & 4095))
 	}
 	lag = nil
 	aAux, bIn, bAux := r1cs.Densities()
@@ -225,6 +234,7 @@ func SetupR1CS(ctx context.Context, r1cs *cs.R1CS, t *Toxic) (*Parameters, error
 	p.VK.Delta2 = mul2(&t.Delta)
 	// One G1 table serves all five G1 vectors, sized for their total.
 	nG1 := len(lc) + len(aScalars) + len(bScalars) + len(hScalars)
+	tr.Begin(SetupG1, int64(nG1))
 	t1, err := newG1FixedBase(ctx, &g1, fbWindow(nG1, bls.SizeOfG1AffineUncompressed))
 	if err != nil {
 		return nil, err
@@ -238,6 +248,7 @@ func SetupR1CS(ctx context.Context, r1cs *cs.R1CS, t *Toxic) (*Parameters, error
 		}
 	}
 	t1 = nil // release the table before the G2 one is built
+	tr.Begin(SetupG2, int64(len(bScalars)))
 	t2, err := newG2FixedBase(ctx, &g2, fbWindow(len(bScalars), bls.SizeOfG2AffineUncompressed))
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -41,6 +42,7 @@ func circuitCommand() *cli.Command {
 					&cli.StringFlag{Name: "proof", Usage: circuitFlagUsage},
 					&cli.BoolFlag{Name: "full", Usage: "synthesize the whole blank circuit instead of extrapolating from challenge blocks"},
 					jsonFlag,
+					&cli.BoolFlag{Name: "progress", Usage: "draw the progress line even when stderr is not a terminal"},
 				},
 				Action: circuitInfo,
 			},
@@ -136,14 +138,43 @@ func circuitInfo(c *cli.Context) error {
 			}
 		}
 	}
+	// A full synthesis of a large circuit takes minutes: say which circuit is being synthesized.
+	var (
+		mu          sync.Mutex
+		cur         filCircuit
+		curIdx      int
+		curStart    time.Time
+		t0          = time.Now()
+		prog        = newProgressOut(c)
+		curProgress = func() {
+			mu.Lock()
+			f, i, started := cur, curIdx, curStart
+			mu.Unlock()
+			if f.Name == "" {
+				return
+			}
+			prog.show(f.Name, float64(i)/float64(len(circuits)), circuitProgressLine(i, len(circuits), f, infoStep(f, full), time.Since(started), time.Since(t0)))
+		}
+	)
+	stop := prog.every(time.Second, curProgress)
+	defer stop()
 	var infos []*circuit.Info
-	for _, f := range circuits {
+	for i, f := range circuits {
+		mu.Lock()
+		cur, curIdx, curStart = f, i, time.Now()
+		mu.Unlock()
+		curProgress() // at once, so that a log names every circuit however fast it is
 		info, err := filCircuitInfo(c.Context, f, full)
 		if err != nil {
 			return err
 		}
 		infos = append(infos, info)
 	}
+	mu.Lock()
+	cur = filCircuit{}
+	mu.Unlock()
+	stop()
+	fmt.Fprintln(c.App.ErrWriter, circuitInfoSummary(infos, time.Since(t0)))
 	if c.Bool("json") {
 		return printJSON(c, infos)
 	}
@@ -161,6 +192,39 @@ func circuitInfo(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "  %s: %s\n", i.Proof, i.ParamsFile)
 	}
 	return nil
+}
+
+// infoStep says what circuit info does for f: which blank synthesis.
+func infoStep(f filCircuit, full bool) string {
+	switch {
+	case full || f.Family == "SnapDeals":
+		return "blank synthesis of the whole circuit"
+	case f.Seal != nil:
+		return "blank synthesis with 1 and 2 challenges"
+	}
+	return "blank synthesis of one sector block"
+}
+
+// circuitProgressLine is one line of circuit info progress: which circuit of how many, its
+// step, and the times of the circuit and of the command.
+func circuitProgressLine(i, n int, f filCircuit, step string, took, total time.Duration) string {
+	return fmt.Sprintf("circuit %d/%d %s: %s, %s (total %s)", i+1, n, f.Name, step, fmtElapsed(took), fmtElapsed(total))
+}
+
+// circuitInfoSummary is circuit info's last line on stderr: how many circuits, the time, and
+// the slowest circuit's.
+func circuitInfoSummary(infos []*circuit.Info, total time.Duration) string {
+	line := fmt.Sprintf("%d circuit(s) synthesized in %s", len(infos), fmtElapsed(total))
+	var slowest *circuit.Info
+	for _, i := range infos {
+		if slowest == nil || i.SynthesisTime > slowest.SynthesisTime {
+			slowest = i
+		}
+	}
+	if slowest != nil && len(infos) > 1 {
+		line += fmt.Sprintf(" (slowest: %s, %s)", slowest.Proof, fmtElapsed(slowest.SynthesisTime))
+	}
+	return line
 }
 
 // density formats a density count; -1 is not computed.

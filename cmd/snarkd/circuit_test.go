@@ -16,12 +16,12 @@ import (
 
 func circuitInfoJSON(t *testing.T, args ...string) []circuit.Info {
 	t.Helper()
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	app := newApp()
-	app.Writer, app.ErrWriter = &out, &out
+	app.Writer, app.ErrWriter = &out, &errOut // progress goes to stderr, the JSON alone to stdout
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	if err := app.Run(append([]string{"snarkd", "--repo", t.TempDir(), "circuit", "info", "--json"}, args...)); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
 	}
 	var infos []circuit.Info
 	if err := json.Unmarshal(out.Bytes(), &infos); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
+	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
 )
 
@@ -108,6 +109,7 @@ func paramsCommand() *cli.Command {
 					&cli.BoolFlag{Name: "force", Usage: "overwrite existing parameter files"},
 					&cli.BoolFlag{Name: "if-missing", Usage: "do nothing (and succeed) when the .params, .vk and .meta files exist"},
 					&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the setup to this file"},
+					&cli.BoolFlag{Name: "progress", Usage: "draw the progress line even when stderr is not a terminal"},
 				},
 				Action: paramsGen,
 			},
@@ -170,6 +172,18 @@ func paramsGen(c *cli.Context) error {
 	}
 	fmt.Fprintf(c.App.ErrWriter, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
 	fmt.Fprintf(c.App.ErrWriter, "setup of the %s %s circuit…\n", p.Name, p.Family)
+	prog := newProgressOut(c)
+	show := func(pr groth16.SetupProgress) {
+		if pr.Step != "" {
+			prog.show(string(pr.Step), setupFraction(pr), setupProgressLine(p.Name, pr))
+		}
+	}
+	// Every step is shown when it begins (off a terminal: one log line each), then redrawn
+	// every second while it runs.
+	tr := &groth16.SetupTracker{OnStep: show}
+	stop := prog.every(time.Second, func() { show(tr.Progress()) })
+	defer stop()
+	ctx := groth16.WithSetupTracker(c.Context, tr)
 	t0 := time.Now()
 	// The setup's batch multiplications do not watch the context, so an interrupt returns here at
 	// once instead of after them; nothing has been written yet.
@@ -179,7 +193,7 @@ func paramsGen(c *cli.Context) error {
 	}
 	done := make(chan result, 1)
 	go func() {
-		pk, err := p.setup(c.Context, []byte(c.String("seed")))
+		pk, err := p.setup(ctx, []byte(c.String("seed")))
 		done <- result{pk, err}
 	}()
 	var pk *groth16.Parameters
@@ -192,12 +206,74 @@ func paramsGen(c *cli.Context) error {
 	case <-c.Context.Done():
 		return fmt.Errorf("setup of %s interrupted; nothing written: %w", p.Name, c.Context.Err())
 	}
-	setup := time.Since(t0)
-	if err := p.write(c.Context, dir, pk); err != nil {
+	if p.Seal != nil { // the only family whose parameters get checked after the setup
+		tr.Begin(genStepCheck, 0)
+		if err := p.check(ctx, pk); err != nil {
+			return err
+		}
+	}
+	tr.Begin(genStepWrite, 0)
+	if err := p.write(dir, pk); err != nil {
 		return fmt.Errorf("writing parameters into %s: %w", dir, err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s (.params, .vk, .meta) in %s; setup took %s\n", filepath.Join(dir, p.Base), dir, setup.Round(time.Millisecond))
+	tr.End()
+	stop()
+	fmt.Fprintln(c.App.Writer, genSummary(dir, p.Base, time.Since(t0), tr.Steps()))
 	return nil
+}
+
+// Steps of `params gen` after the setup's own (groth16.SetupStep).
+const (
+	genStepCheck groth16.SetupStep = "checking"
+	genStepWrite groth16.SetupStep = "writing files"
+)
+
+// setupFraction is the bar's fill for a setup step, negative for one that cannot be counted.
+func setupFraction(pr groth16.SetupProgress) float64 {
+	if pr.Total <= 0 {
+		return -1
+	}
+	return float64(pr.Done) / float64(pr.Total)
+}
+
+// setupUnits names what a setup step counts.
+func setupUnits(step groth16.SetupStep) string {
+	if step == groth16.SetupEvaluation {
+		return "matrix rows"
+	}
+	return "points"
+}
+
+// setupProgressLine is one line of `params gen` progress: the circuit, the step, its counts
+// where the step has any, the step's time and the whole setup's.
+func setupProgressLine(name string, pr groth16.SetupProgress) string {
+	line := name + ": " + string(pr.Step)
+	if pr.Total > 0 {
+		line += fmt.Sprintf(" %s/%s %s (%.0f%%)", fmtCount(pr.Done), fmtCount(pr.Total), setupUnits(pr.Step), 100*float64(pr.Done)/float64(pr.Total))
+	}
+	line += ", " + fmtElapsed(time.Since(pr.StepStarted))
+	if !pr.Started.Equal(pr.StepStarted) {
+		line += " (total " + fmtElapsed(time.Since(pr.Started)) + ")"
+	}
+	return line
+}
+
+// genSummary is the last line of `params gen`: the files written with their sizes, the total
+// time and each step's.
+func genSummary(dir, base string, total time.Duration, steps []groth16.SetupStepTime) string {
+	var files []string
+	for _, ext := range []string{".params", ".vk", ".meta"} {
+		f := ext
+		if fi, err := os.Stat(filepath.Join(dir, base+ext)); err == nil {
+			f += " (" + gpu.FormatBytes(uint64(fi.Size())) + ")"
+		}
+		files = append(files, f)
+	}
+	var parts []string
+	for _, s := range steps {
+		parts = append(parts, fmt.Sprintf("%s %s", s.Step, fmtElapsed(s.Took)))
+	}
+	return fmt.Sprintf("wrote %s %s in %s; took %s: %s", base, strings.Join(files, ", "), dir, fmtElapsed(total), strings.Join(parts, ", "))
 }
 
 // paramCheck is one parameter file's verdict.

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -177,25 +175,14 @@ func paramsFetch(c *cli.Context) error {
 		Parallel: c.Int("parallel"), Force: c.Bool("force")}
 	from := o.URL(paramfetch.File{Name: "NAME", Published: prooftypes.Published{CID: "CID"}})
 	fmt.Fprintf(c.App.ErrWriter, "fetching %d file(s) into %s from %s\n", len(files), dir, from)
-	draw := c.Bool("progress") || (!c.Bool("json") && isTerminal(c.App.ErrWriter))
-	var mu sync.Mutex
-	lastLog := time.Now()
+	prog := newProgressOut(c)
 	o.Progress = func(s paramfetch.Snapshot) {
-		mu.Lock()
-		defer mu.Unlock()
-		if draw {
-			drawFetchProgress(c.App.ErrWriter, s)
-		} else if time.Since(lastLog) >= 30*time.Second {
-			// Not a terminal: a line now and then, for logs.
-			lastLog = time.Now()
-			fmt.Fprintln(c.App.ErrWriter, fetchProgressLine(s))
-		}
+		// One step for the whole fetch: off a terminal, a line every progressLogEvery.
+		prog.show("", fetchFraction(s), fetchProgressLine(s))
 	}
 	t0 := time.Now()
 	res, ferr := paramfetch.Fetch(c.Context, o, files)
-	if draw {
-		fmt.Fprintln(c.App.ErrWriter)
-	}
+	prog.end()
 	if c.Bool("json") {
 		if err := printJSON(c, res); err != nil {
 			return err
@@ -241,14 +228,12 @@ func fetchProgressLine(s paramfetch.Snapshot) string {
 	return line
 }
 
-// drawFetchProgress redraws one line: a bar over the bytes of the files whose size is known.
-func drawFetchProgress(w io.Writer, s paramfetch.Snapshot) {
-	const width = 30
-	fill := 0
-	if s.Total > 0 {
-		fill = int(min(s.Bytes, s.Total) * width / s.Total)
+// fetchFraction is the bar's fill: the bytes of the files whose size is known.
+func fetchFraction(s paramfetch.Snapshot) float64 {
+	if s.Total <= 0 {
+		return 0
 	}
-	fmt.Fprintf(w, "\r[%s%s] %-90s", strings.Repeat("#", fill), strings.Repeat(".", width-fill), fetchProgressLine(s))
+	return float64(min(s.Bytes, s.Total)) / float64(s.Total)
 }
 
 // shortParamName shortens a parameter file name for a progress line (the identifier hash cut).
