@@ -23,8 +23,10 @@ import (
 // ended is taken over by the next waiter. estimateFile, a file name in the Filecoin parameter
 // directory ("" for none), gives the size the memory limit reserves while the load runs. The
 // entry is held for the request of ctx when ctx carries a Usage.
-func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estimateFile string, load func(context.Context) (*SealParams, error)) (e *paramEntry, hit bool, err error) {
+func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estimateFile string, generates func() bool, load func(context.Context) (*SealParams, error)) (e *paramEntry, hit bool, err error) {
 	u := UsageFrom(ctx)
+	report := loadReportFrom(ctx)
+	var gen bool
 	for {
 		c.mu.Lock()
 		var ok bool
@@ -35,7 +37,9 @@ func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estim
 			return e, true, nil
 		}
 		if ok {
+			waitGen := e.generate
 			c.mu.Unlock()
+			report(ParamLoad{Circuit: name, Proof: meta.Proof, Generate: waitGen, Shared: true})
 			t0 := time.Now()
 			select {
 			case <-e.done:
@@ -54,13 +58,17 @@ func (c *ParamCache) get(ctx context.Context, name string, meta ParamMeta, estim
 			}
 			return nil, false, e.err
 		}
-		e = &paramEntry{name: name, meta: meta, done: make(chan struct{}), bytes: c.estimateLocked(estimateFile)}
+		// Only a miss asks whether the set will be generated (a stat, as estimateLocked does
+		// under the lock); a hit reports nothing and the request goes straight to synthesis.
+		gen = generates != nil && generates()
+		e = &paramEntry{name: name, meta: meta, done: make(chan struct{}), bytes: c.estimateLocked(estimateFile), generate: gen}
 		c.entries[name] = e
 		c.fitLocked(e)
 		c.mu.Unlock()
 		c.notifyDropped()
 		break
 	}
+	report(ParamLoad{Circuit: name, Proof: meta.Proof, Generate: gen})
 
 	t0 := time.Now()
 	sp, err := load(ctx)
@@ -214,7 +222,7 @@ func (c *ParamCache) PutUpdate(ctx context.Context, pt abi.RegisteredUpdateProof
 
 // put makes sp the entry called name, as if loaded.
 func (c *ParamCache) put(ctx context.Context, name string, meta ParamMeta, sp *SealParams) error {
-	_, _, err := c.get(ctx, name, meta, "", func(context.Context) (*SealParams, error) { return sp, nil })
+	_, _, err := c.get(ctx, name, meta, "", nil, func(context.Context) (*SealParams, error) { return sp, nil })
 	return err
 }
 

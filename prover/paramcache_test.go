@@ -456,7 +456,7 @@ func TestAbandonedLoad(t *testing.T) {
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() {
-		_, _, err := cache.get(ctx1, "x", meta, "", func(ctx context.Context) (*SealParams, error) {
+		_, _, err := cache.get(ctx1, "x", meta, "", nil, func(ctx context.Context) (*SealParams, error) {
 			close(started)
 			<-quit
 			return nil, ctx.Err()
@@ -469,7 +469,7 @@ func TestAbandonedLoad(t *testing.T) {
 	go func() {
 		ctx, use := WithUsage(context.Background())
 		defer use.Release()
-		_, _, err := cache.get(ctx, "x", meta, "", func(context.Context) (*SealParams, error) {
+		_, _, err := cache.get(ctx, "x", meta, "", nil, func(context.Context) (*SealParams, error) {
 			loads++
 			pk := fakeParams(2, 1)
 			return &SealParams{PK: pk, VK: &pk.VK}, nil

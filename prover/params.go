@@ -68,6 +68,9 @@ type paramEntry struct {
 	ready    bool
 	loadTime time.Duration
 	loadedAt time.Time
+	// generate is set while the set is being generated rather than read (the test circuit's
+	// first use), for the requests that wait on it.
+	generate bool
 	lastUse  uint64
 	refs     int
 	// compiled holds the compiled circuits of the set's circuit, by key (ParamCache.Compiled);
@@ -161,7 +164,7 @@ func (c *ParamCache) MemoryLimit() uint64 {
 // caching them at first use.
 func (c *ParamCache) Test(ctx context.Context, constraints int, seed uint64) (*groth16.Parameters, error) {
 	name := fmt.Sprintf("test-%d-%d", constraints, seed)
-	e, _, err := c.get(ctx, name, ParamMeta{Kind: rpcapi.KindTest, Proof: name}, "", func(ctx context.Context) (*SealParams, error) {
+	e, _, err := c.get(ctx, name, ParamMeta{Kind: rpcapi.KindTest, Proof: name}, "", func() bool { return !c.testOnDisk(name) }, func(ctx context.Context) (*SealParams, error) {
 		pk, err := c.loadOrGenerate(ctx, name, constraints, seed)
 		if err != nil {
 			return nil, err
@@ -294,6 +297,17 @@ func (c *ParamCache) pruneTests(used string) {
 	}
 }
 
+// testOnDisk reports whether the test-circuit setup name has a file in the cache's directory
+// (loadOrGenerate reads it instead of generating; an unreadable one is generated again, which
+// this does not foresee).
+func (c *ParamCache) testOnDisk(name string) bool {
+	if c.dir == "" {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(c.dir, name+".params"))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 func (c *ParamCache) loadOrGenerate(ctx context.Context, name string, constraints int, seed uint64) (*groth16.Parameters, error) {
 	path := ""
 	if c.dir != "" {
@@ -401,7 +415,7 @@ func sealMeta(p *prooftypes.SealProof) ParamMeta {
 }
 
 func (c *ParamCache) seal(ctx context.Context, p *prooftypes.SealProof) (*paramEntry, bool, error) {
-	return c.get(ctx, p.ParamsFile(), sealMeta(p), p.ParamsFile(), func(ctx context.Context) (*SealParams, error) {
+	return c.get(ctx, p.ParamsFile(), sealMeta(p), p.ParamsFile(), nil, func(ctx context.Context) (*SealParams, error) {
 		return loadSealParams(ctx, c.FilecoinDir(), p)
 	})
 }
@@ -458,7 +472,7 @@ func (c *ParamCache) Filecoin(ctx context.Context, name, base, family string, ch
 }
 
 func (c *ParamCache) filecoin(ctx context.Context, meta ParamMeta, base, family string, check func(context.Context, *groth16.Parameters) error) (*paramEntry, bool, error) {
-	return c.get(ctx, base+".params", meta, base+".params", func(ctx context.Context) (*SealParams, error) {
+	return c.get(ctx, base+".params", meta, base+".params", nil, func(ctx context.Context) (*SealParams, error) {
 		return loadFilecoinParams(ctx, c.FilecoinDir(), meta.Proof, base, family, check)
 	})
 }

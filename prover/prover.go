@@ -158,9 +158,14 @@ type Stage string
 
 // Stages, in order for each partition; Verifying follows the last partition's proof.
 const (
-	StageSynthesizing Stage = "synthesizing"
-	StageProving      Stage = "proving"
-	StageVerifying    Stage = "verifying"
+	// StageLoadingParams comes before the first partition's synthesis when the request's
+	// parameters are not in memory: they are read from disk, or generated (the test circuit at
+	// first use), which can take minutes. Detail: ParamLoad.String (load or generate, which
+	// circuit); partitions are not known yet (0). Not reported when the parameters are loaded.
+	StageLoadingParams Stage = "loading-params"
+	StageSynthesizing  Stage = "synthesizing"
+	StageProving       Stage = "proving"
+	StageVerifying     Stage = "verifying"
 	// StageAdmitted is reported by GPU backends when a device grants a partition its memory
 	// plan (detail: device, worker, tier, SRS placement), between proving and the proof.
 	StageAdmitted Stage = "admitted"
@@ -499,7 +504,10 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	ph := &Phases{}
 	tPlan := time.Now()
-	pk, vk, parts, err := p.plan(ctx, req)
+	// Planning waits for the parameters; while they load, the request's progress says so
+	// instead of sitting on its previous stage.
+	planCtx := withLoadReport(ctx, func(l ParamLoad) { progress(StageLoadingParams, 0, 0, l.String()) })
+	pk, vk, parts, err := p.plan(planCtx, req)
 	if err != nil {
 		return Result{}, err
 	}

@@ -3,6 +3,7 @@ package prover
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,9 +31,9 @@ func TestTestKindProvesAndVerifies(t *testing.T) {
 	if len(res.Proof) != 2*groth16.ProofSize || res.Partitions != 2 {
 		t.Fatalf("proof %d bytes, %d partitions", len(res.Proof), res.Partitions)
 	}
-	want := []Stage{StageSynthesizing, StageProving, StageSynthesizing, StageProving, StageVerifying}
-	if len(stages) != len(want) {
-		t.Fatalf("stages %v", stages)
+	want := []Stage{StageLoadingParams, StageSynthesizing, StageProving, StageSynthesizing, StageProving, StageVerifying}
+	if fmt.Sprint(stages) != fmt.Sprint(want) {
+		t.Fatalf("stages %v, want %v", stages, want)
 	}
 	// An independent check: parse the bytes and verify against freshly loaded parameters.
 	pk, err := groth16.OpenParameters(filepath.Join(dir, "test-64-7.params"), groth16.ReadOptions{})
@@ -158,5 +159,60 @@ func TestFromAPI(t *testing.T) {
 	test := FromAPI(rpcapi.ProofRequest{Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: 100, Partitions: 2, Seed: 3}}, nil)
 	if test.Test == nil || *test.Test != (TestRequest{Constraints: 100, Partitions: 2, Seed: 3}) {
 		t.Fatalf("test: %+v", test)
+	}
+}
+
+// TestLoadingParamsStage: a request whose parameters are not in memory reports
+// StageLoadingParams, saying whether they are generated or read and which circuit, before its
+// first synthesis; one whose parameters are in memory goes straight to synthesis. The wait is
+// part of Result.SRSLoad either way.
+func TestLoadingParamsStage(t *testing.T) {
+	dir := t.TempDir()
+	first := New(CPUBackend{}, NewParamCache(dir))
+	for _, tc := range []struct {
+		name   string
+		p      *Pipeline
+		detail string // "" for no loading stage
+	}{
+		{"first use: generated", first, "generate test-64-11"},
+		{"in memory", first, ""},
+		{"on disk, not in memory: read", New(CPUBackend{}, NewParamCache(dir)), "load test-64-11"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type report struct {
+				stage  Stage
+				detail string
+			}
+			var got []report
+			_, err := tc.p.Prove(context.Background(), Request{Test: &TestRequest{Constraints: testSize, Seed: 11}},
+				func(s Stage, _, _ int, detail ...string) { got = append(got, report{s, strings.Join(detail, "; ")}) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []report{{StageSynthesizing, ""}, {StageProving, ""}, {StageVerifying, ""}}
+			if tc.detail != "" {
+				want = append([]report{{StageLoadingParams, tc.detail}}, want...)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("reports %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestParamLoadString: the loading stage's detail names load or generate first, then the
+// circuit, the proof type where it says more, and a load another request started.
+func TestParamLoadString(t *testing.T) {
+	for _, tc := range []struct {
+		l    ParamLoad
+		want string
+	}{
+		{ParamLoad{Circuit: "test-64-1", Proof: "test-64-1", Generate: true}, "generate test-64-1"},
+		{ParamLoad{Circuit: "v28-x.params", Proof: "StackedDrg2KiBV1_1"}, "load v28-x.params (StackedDrg2KiBV1_1)"},
+		{ParamLoad{Circuit: "v28-x.params", Shared: true}, "load v28-x.params, started by another job"},
+	} {
+		if got := tc.l.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.l, got, tc.want)
+		}
 	}
 }

@@ -152,6 +152,9 @@ type Job struct {
 	// Delivered is set once a Lotus result reached the miner.
 	Delivered bool `json:",omitempty"`
 	Timings   Timings
+	// Stage is the step a running job is in: its latest event (loading-params, synthesizing,
+	// proving, …); empty before it starts and once it is final.
+	Stage EventType `json:",omitempty"`
 	// GPUs are the ordinals of the GPUs that proved the job; empty when the CPU proved it.
 	GPUs []int `json:",omitempty"`
 }
@@ -177,11 +180,16 @@ type EventType string
 
 // Event types.
 const (
-	EventQueued       EventType = "queued"
-	EventStarted      EventType = "started"
-	EventSynthesizing EventType = "synthesizing"
-	EventProving      EventType = "proving"
-	EventVerifying    EventType = "verifying"
+	EventQueued  EventType = "queued"
+	EventStarted EventType = "started"
+	// EventLoadingParams: the job waits for its parameters, which are not in memory (Detail:
+	// "load" or "generate", then the circuit, e.g. "load v28-….params (StackedDrg32GiBV1_1)"
+	// or "generate test-16384-0"); it comes before the first synthesizing event, and not at
+	// all when the parameters are in memory.
+	EventLoadingParams EventType = "loading-params"
+	EventSynthesizing  EventType = "synthesizing"
+	EventProving       EventType = "proving"
+	EventVerifying     EventType = "verifying"
 	// EventAdmitted: a GPU granted a partition its memory plan (Detail names the device, the
 	// worker, the tier and where the SRS lives), or an out-of-memory sent it to a smaller one.
 	EventAdmitted EventType = "admitted"

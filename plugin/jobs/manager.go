@@ -178,6 +178,7 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 			e.rec.Job.Error = cfg.RestartError
 			e.rec.Job.ErrorCode = rpcapi.ErrTempWorkerRestart
 			e.rec.Job.Finished = now
+			e.rec.Job.Stage = ""
 			if err := j.Update(e.rec, nil); err != nil {
 				cancel()
 				return nil, err
@@ -190,6 +191,7 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 			}
 			e.rec.Job.State = rpcapi.JobQueued
 			e.rec.Job.PartitionsDone = 0
+			e.rec.Job.Stage = ""
 			if err := j.Update(e.rec, nil); err != nil {
 				cancel()
 				return nil, err
@@ -475,6 +477,7 @@ func (m *Manager) run(e *entry) {
 	m.mu.Lock()
 	e.cancel = cancel
 	e.rec.Job.State = rpcapi.JobRunning
+	e.rec.Job.Stage = rpcapi.EventStarted
 	e.rec.Job.Started = time.Now()
 	e.rec.Job.Timings.QueueWaitMs = uint64(e.rec.Job.Started.Sub(e.rec.Job.Submitted).Milliseconds())
 	m.busy[e.rec.Job.ID] = true
@@ -519,6 +522,7 @@ func (m *Manager) run(e *entry) {
 			if stage == rpcapi.EventVerifying || (stage == rpcapi.EventProving && partition > e.rec.Job.PartitionsDone) {
 				e.rec.Job.PartitionsDone = partition
 			}
+			e.rec.Job.Stage = stage
 			ev := m.event(e, stage, partition)
 			ev.Detail = strings.Join(detail, "; ")
 			m.mu.Unlock()
@@ -535,6 +539,7 @@ func (m *Manager) run(e *entry) {
 	}
 	job := &e.rec.Job
 	job.Finished = time.Now()
+	job.Stage = ""
 	job.Timings.SynthesisMs, job.Timings.ProveMs, job.Timings.VerifyMs = out.SynthesisMs, out.ProveMs, out.VerifyMs
 	job.Timings.SRSLoadMs, job.GPUs = out.SRSLoadMs, out.GPUs
 	job.Timings.TotalMs = uint64(job.Finished.Sub(job.Submitted).Milliseconds())
