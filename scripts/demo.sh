@@ -64,6 +64,6 @@ if [ "${DEMO_C2:-}" = 1 ]; then
   start=$(date +%s%N)
   "$bin" --repo "$repo" prove c2 --c1 "$repo/c1.json" --miner 1000 --out "$repo/c2.bin"
   echo "== C2 proof: $(wc -c <"$repo/c2.bin") bytes, verified by the daemon against the .vk; wall time $(secs "$start")"
-  echo "   (total beyond synthesis, prove and verify: C1 decoding and vanilla-proof checks, parameter loading)"
+  echo "   (total beyond queue, parameters, synthesis, prove and verify: C1 decoding and vanilla-proof checks)"
   "$bin" --repo "$repo" jobs --kind porep-c2
 fi

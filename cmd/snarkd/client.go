@@ -51,7 +51,13 @@ func statusCommand() *cli.Command {
 			tw.Flush()
 			printGPUs(w, st.Devices)
 			for _, p := range st.Params {
-				fmt.Fprintf(w, "parameters %s: %s loaded\n", p.Circuit, size(p.Bytes))
+				if p.Loaded {
+					fmt.Fprintf(w, "parameters %s: %s loaded\n", p.Circuit, size(p.Bytes))
+				} else if p.Bytes > 0 {
+					fmt.Fprintf(w, "parameters %s: loading (%s on disk)\n", p.Circuit, size(p.Bytes))
+				} else {
+					fmt.Fprintf(w, "parameters %s: loading or generating\n", p.Circuit)
+				}
 			}
 			if m := st.Miner; m != nil {
 				state := "connected"
@@ -172,7 +178,11 @@ func jobsCommand() *cli.Command {
 				if j.State.Final() {
 					total = (time.Duration(j.Timings.TotalMs) * time.Millisecond).String()
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", j.ID, j.Kind, j.State, j.PartitionsDone, j.Partitions,
+				state := string(j.State)
+				if j.State == rpcapi.JobRunning && j.Stage != "" {
+					state += " (" + string(j.Stage) + ")" // loading-params says why it has not started synthesizing
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", j.ID, j.Kind, state, j.PartitionsDone, j.Partitions,
 					j.Submitted.Local().Format("15:04:05"), total, j.Origin, j.Error)
 			}
 			return tw.Flush()

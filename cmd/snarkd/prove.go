@@ -239,14 +239,20 @@ func follow(c *cli.Context, id rpcapi.JobID) error {
 	case rpcapi.JobCancelled:
 		return fmt.Errorf("job %s was cancelled", res.ID)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "job %s done: %d bytes, %d partition(s), %s total (queue %s, synthesis %s, proving %s, verify %s)\n",
-		res.ID, len(res.Proof), res.Partitions, ms(res.Timings.TotalMs), ms(res.Timings.QueueWaitMs),
-		ms(res.Timings.SynthesisMs), ms(res.Timings.ProveMs), ms(res.Timings.VerifyMs))
+	fmt.Fprintln(c.App.ErrWriter, jobSummary(res.Job, len(res.Proof)))
 	if out := c.String("out"); out != "" {
 		return os.WriteFile(out, res.Proof, 0o644)
 	}
 	fmt.Fprintln(c.App.Writer, base64.StdEncoding.EncodeToString(res.Proof))
 	return nil
+}
+
+// jobSummary is the line `prove` ends with: where the job's time went. Parameter loading (or
+// generation) is itemised: on a first proof it can be most of the total.
+func jobSummary(j rpcapi.Job, proofBytes int) string {
+	t := j.Timings
+	return fmt.Sprintf("job %s done: %d bytes, %d partition(s), %s total (queue %s, parameters %s, synthesis %s, proving %s, verify %s)",
+		j.ID, proofBytes, j.Partitions, ms(t.TotalMs), ms(t.QueueWaitMs), ms(t.SRSLoadMs), ms(t.SynthesisMs), ms(t.ProveMs), ms(t.VerifyMs))
 }
 
 func ms(v uint64) time.Duration { return time.Duration(v) * time.Millisecond }
@@ -269,10 +275,21 @@ func drawProgress(w io.Writer, ev rpcapi.JobEvent) {
 	}
 	fill := done * width / n
 	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)
-	stage := string(ev.Type)
+	fmt.Fprintf(w, "\r[%s] %-32s %8s", bar, progressStage(ev, n), ms(ev.ElapsedMs).Round(100*time.Millisecond))
+}
+
+// progressStage is the stage drawProgress shows: partition stages with their partition, and
+// parameter loading with what is loaded or generated (it can take minutes: a bare
+// "loading-params" would not say why).
+func progressStage(ev rpcapi.JobEvent, n int) string {
 	switch ev.Type {
 	case rpcapi.EventSynthesizing, rpcapi.EventProving, rpcapi.EventAdmitted, rpcapi.EventPartitionProved:
-		stage = fmt.Sprintf("%s partition %d/%d", ev.Type, ev.Partition+1, n)
+		return fmt.Sprintf("%s partition %d/%d", ev.Type, ev.Partition+1, n)
+	case rpcapi.EventLoadingParams:
+		if ev.Detail != "" {
+			return "parameters: " + ev.Detail
+		}
+		return "loading parameters"
 	}
-	fmt.Fprintf(w, "\r[%s] %-32s %8s", bar, stage, ms(ev.ElapsedMs).Round(100*time.Millisecond))
+	return string(ev.Type)
 }
