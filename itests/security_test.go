@@ -156,7 +156,8 @@ func TestEventsOverWebsocket(t *testing.T) {
 			break
 		}
 	}
-	want := "queued started synthesizing#0 proving#0 synthesizing#1 proving#1 verifying done"
+	// A fresh daemon generates the test circuit's parameters first: its own stage.
+	want := "queued started loading-params synthesizing#0 proving#0 synthesizing#1 proving#1 verifying done"
 	if got := strings.Join(seq, " "); got != want {
 		t.Fatalf("events %q, want %q", got, want)
 	}
