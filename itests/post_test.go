@@ -167,6 +167,17 @@ func TestPoStEndToEnd(t *testing.T) {
 		logTiming(t, fmt.Sprintf("%s native (%d of %d sectors; first: loads parameters)", wdP.Name, len(wd.Vanilla), wdP.SectorCount), time.Since(start))
 		verifyPoSt(t, dir, wd, miner, 0, pp.ProofBytes)
 
+		// A WindowPoSt vanilla proof whose hashes do not add up (here its comm_c) passes
+		// planning and is refused by the hashing that runs while the partition proves.
+		badWd := append([][]byte(nil), wd.Vanilla...)
+		badWd[0] = bytes.Clone(badWd[0])
+		badWd[0][len(badWd[0])-40] ^= 1
+		_, err = api.GenerateSinglePartitionWindowPoStWithVanilla(ctx, wd.Proof, miner, wd.Randomness[:], badWd, 0)
+		if err == nil || !strings.Contains(err.Error(), "VanillaProofs") || !strings.Contains(err.Error(), "is not comm_r") {
+			t.Fatalf("tampered WindowPoSt vanilla proof: %v", err)
+		}
+		t.Logf("tampered WindowPoSt vanilla proof refused: %v", err)
+
 		bad := bytes.Clone(win.Vanilla[0])
 		bad[len(bad)-40] ^= 1
 		_, err = api.GenerateWinningPoStWithVanilla(ctx, win.Proof, miner, win.Randomness[:], [][]byte{bad})

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,6 +217,22 @@ func TestPoStProve2KiB(t *testing.T) {
 		if err := groth16.Verify(vk, proofs[0], part.Inputs); err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
+	}
+	// A WindowPoSt vanilla proof whose comm_c does not hash to comm_r passes planning; the
+	// hashing deferred beside the proof refuses it, and no proof comes back.
+	req := windowRequest(t, rnd)
+	ps := *req.PoSt
+	bad := bytes.Clone(ps.VanillaProofs[0])
+	bad[len(bad)-40] ^= 1
+	ps.VanillaProofs = [][]byte{bad}
+	var stages []Stage
+	res, err := pipe.Prove(context.Background(), Request{PoSt: &ps}, func(st Stage, _, _ int, _ ...string) { stages = append(stages, st) })
+	var ie *InputError
+	if !errors.As(err, &ie) || ie.Field != "VanillaProofs" || !strings.Contains(err.Error(), "is not comm_r") || res.Proof != nil {
+		t.Fatalf("tampered WindowPoSt: %v (%T), %d proof bytes", err, err, len(res.Proof))
+	}
+	if !slices.Contains(stages, StageProving) || res.Phases[PhaseInputs] <= 0 {
+		t.Errorf("tampered WindowPoSt refused before proving (stages %v, phases %v): the check was not deferred", stages, res.Phases)
 	}
 }
 

@@ -201,6 +201,7 @@ type Result struct {
 // Phase names in Result.Phases.
 const (
 	PhasePlan          = "plan"      // decode, vanilla checks, parameters
+	PhaseInputs        = "inputs"    // input checks run while the partitions prove (PoSt vanilla hashing)
 	PhaseSlot          = "slot"      // waiting for a partition slot (host memory bound)
 	PhaseCompile       = "compile"   // compiled circuit: from memory, disk, or recorded
 	PhaseWitness       = "witness"   // witness-only synthesis
@@ -420,6 +421,10 @@ type partition struct {
 	// synthesize builds the partition's assignment, adding its steps' times to ph.
 	synthesize func(ctx context.Context, capacity cs.Shape, ph *Phases) (*cs.ProvingAssignment, error)
 	inputs     []fr.Element
+	// verifyInputs, if set, is the check of the request's inputs that planning left to run
+	// while the partition proves (a WindowPoSt's vanilla-proof hashing): its error, not the
+	// proof's, is the request's, and the proof is used only when it returns nil.
+	verifyInputs func(ctx context.Context) error
 }
 
 // circuitPartition synthesizes a plain cs.Circuit.
@@ -527,6 +532,7 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 	// Concurrency() partitions synthesized and not yet proved over all requests (a 32 GiB PoRep
 	// partition holds about 17 GB of host memory until its proof is done); the gate hands the
 	// slots out by priority, so a WinningPoSt waits for at most one partition.
+	reqCtx := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -603,7 +609,25 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 			mu.Unlock()
 		}(i, pa)
 	}
+	// The input checks planning deferred run now, on the host cores the synthesis has left while
+	// the backend proves; on the request's own context, so that a failed proof does not cut
+	// short the check whose error names the bad input.
+	var inputErr error
+	for _, part := range parts {
+		if part.verifyInputs == nil || inputErr != nil {
+			continue
+		}
+		ti := time.Now()
+		inputErr = part.verifyInputs(reqCtx)
+		ph.Add(PhaseInputs, time.Since(ti))
+		if inputErr != nil {
+			fail(inputErr)
+		}
+	}
 	wg.Wait()
+	if inputErr != nil {
+		return res.with(ph), inputErr
+	}
 	if err := context.Cause(ctx); err != nil {
 		return res.with(ph), err
 	}

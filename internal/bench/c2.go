@@ -411,7 +411,7 @@ func formatPhases(ph map[string]time.Duration, div int) string {
 // formatSeconds lists phases in pipeline order, then any others by name.
 func formatSeconds(s map[string]float64) string {
 	order := []string{prover.PhaseSlot, prover.PhasePlan, prover.PhaseCompile, prover.PhaseWitness, prover.PhaseProducts, prover.PhaseCheck,
-		prover.PhaseFullSynthesis, prover.PhaseProve, prover.PhaseVerify}
+		prover.PhaseFullSynthesis, prover.PhaseProve, prover.PhaseInputs, prover.PhaseVerify}
 	seen := map[string]bool{}
 	var parts []string
 	for _, k := range order {
