@@ -10,7 +10,6 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/snarkd/snarkd/filecoin/c1"
-	"github.com/snarkd/snarkd/filecoin/post/bincode"
 	gmerkle "github.com/snarkd/snarkd/gadgets/merkle"
 	"github.com/snarkd/snarkd/internal/cores"
 )
@@ -257,33 +256,10 @@ func WindowPartitionDeferred(p *Proof, randomness, proverID [32]byte, vanilla []
 		return nil, nil, fmt.Errorf("vanilla proof %d: refused by the shape check but not by the full one", bad) // unreachable
 	}
 	verify := func(ctx context.Context) error {
-		_, err := firstFailure(ctx, len(vs), func(i int) error { return p.VerifySector(vs[i], randomness, partition*p.SectorCount+i) })
+		_, err := firstFailure(ctx, len(vs), func(i int) error { return sectorHashes(vs[i]) })
 		return err
 	}
 	return windowLayout(p, randomness, partition, vs, ss), verify, nil
-}
-
-// sectorShape is the part of VerifySector that hashes nothing: one sector proof, ChallengeCount
-// inclusion proofs, each with comm_r_last as its root and opening its challenged leaf.
-func (p *Proof) sectorShape(v *SectorVanilla, randomness [32]byte, sectorIndex int) error {
-	if len(v.Sectors) != 1 {
-		return fmt.Errorf("%w: sector %d: %d sector proofs", ErrInvalidVanilla, v.SectorID, len(v.Sectors))
-	}
-	s := &v.Sectors[0]
-	if len(s.InclusionProofs) != p.ChallengeCount {
-		return fmt.Errorf("%w: sector %d: %d inclusion proofs, want %d", ErrInvalidVanilla, v.SectorID, len(s.InclusionProofs), p.ChallengeCount)
-	}
-	want := p.SectorChallenges(randomness, v.SectorID, sectorIndex)
-	for i := range s.InclusionProofs {
-		ip := &s.InclusionProofs[i]
-		if ip.Root != s.CommRLast {
-			return fmt.Errorf("%w: sector %d: inclusion proof %d: root is not comm_r_last", ErrInvalidVanilla, v.SectorID, i)
-		}
-		if got := bincode.PathIndex(ip, p.Tree); got != want[i] {
-			return fmt.Errorf("%w: sector %d: inclusion proof %d opens leaf %d, challenge is leaf %d", ErrInvalidVanilla, v.SectorID, i, got, want[i])
-		}
-	}
-	return nil
 }
 
 // firstFailure runs fn(0) … fn(n-1) on every core and returns the lowest i whose fn failed, with

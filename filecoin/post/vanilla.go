@@ -153,17 +153,19 @@ func WinningSectorChallenge(randomness, proverID [32]byte, n int, sectorSetLen u
 // position sectorIndex: comm_r = Poseidon(comm_c, comm_r_last), every inclusion proof has root
 // comm_r_last, hashes to it and opens exactly the challenged leaf.
 func (p *Proof) VerifySector(v *SectorVanilla, randomness [32]byte, sectorIndex int) error {
+	if err := p.sectorShape(v, randomness, sectorIndex); err != nil {
+		return err
+	}
+	return sectorHashes(v)
+}
+
+// sectorShape is the part of VerifySector that hashes nothing: one sector proof, ChallengeCount
+// inclusion proofs, each with comm_r_last as its root and opening its challenged leaf.
+func (p *Proof) sectorShape(v *SectorVanilla, randomness [32]byte, sectorIndex int) error {
 	if len(v.Sectors) != 1 {
 		return fmt.Errorf("%w: sector %d: %d sector proofs", ErrInvalidVanilla, v.SectorID, len(v.Sectors))
 	}
 	s := &v.Sectors[0]
-	h, err := merkle.Poseidon([]c1.Domain{s.CommC, s.CommRLast})
-	if err != nil {
-		return err
-	}
-	if h != v.CommR {
-		return fmt.Errorf("%w: sector %d: Poseidon(comm_c, comm_r_last) is not comm_r", ErrInvalidVanilla, v.SectorID)
-	}
 	if len(s.InclusionProofs) != p.ChallengeCount {
 		return fmt.Errorf("%w: sector %d: %d inclusion proofs, want %d", ErrInvalidVanilla, v.SectorID, len(s.InclusionProofs), p.ChallengeCount)
 	}
@@ -176,7 +178,23 @@ func (p *Proof) VerifySector(v *SectorVanilla, randomness [32]byte, sectorIndex 
 		if got := bincode.PathIndex(ip, p.Tree); got != want[i] {
 			return fmt.Errorf("%w: sector %d: inclusion proof %d opens leaf %d, challenge is leaf %d", ErrInvalidVanilla, v.SectorID, i, got, want[i])
 		}
-		if err := merkle.VerifyProof(ip, merkle.Poseidon); err != nil {
+	}
+	return nil
+}
+
+// sectorHashes is the part of VerifySector that hashes: Poseidon(comm_c, comm_r_last) is
+// comm_r, and every inclusion path hashes to its root. The proof's shape is checked already.
+func sectorHashes(v *SectorVanilla) error {
+	s := &v.Sectors[0]
+	h, err := merkle.Poseidon([]c1.Domain{s.CommC, s.CommRLast})
+	if err != nil {
+		return err
+	}
+	if h != v.CommR {
+		return fmt.Errorf("%w: sector %d: Poseidon(comm_c, comm_r_last) is not comm_r", ErrInvalidVanilla, v.SectorID)
+	}
+	for i := range s.InclusionProofs {
+		if err := merkle.VerifyProof(&s.InclusionProofs[i], merkle.Poseidon); err != nil {
 			return fmt.Errorf("%w: sector %d: inclusion proof %d: %v", ErrInvalidVanilla, v.SectorID, i, err)
 		}
 	}
