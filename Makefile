@@ -21,7 +21,7 @@ NATIVE_LIB := native/build/libsnarkd_native.a
 # at the library, and without it a rebuilt library could leave a cached binary on the old one.
 CUDA_LDFLAGS = $(LDFLAGS) -X github.com/snarkd/snarkd/gpu/cuda.NativeLib=$(shell sha256sum $(NATIVE_LIB) | cut -c1-16)
 
-.PHONY: all build install run demo test lint cuda native gpu-bundle clean help proto
+.PHONY: all build install run demo test lint cuda native gpu-bundle release release-cuda clean help proto
 
 all: build
 
@@ -34,6 +34,7 @@ help:
 	@echo "lint        gofmt check, go vet, staticcheck"
 	@echo "cuda        compile native/ with nvcc and build bin/snarkd-cuda (-tags cuda)"
 	@echo "gpu-bundle  cuda test binaries + run script in gpubundle/ for a GPU host"
+	@echo "release     static binaries in dist/ (CPU build; CUDA build when nvcc is present) + SHA256SUMS"
 	@echo "clean       remove build outputs"
 	@echo "proto       regenerate the committed cuzk.v1 gRPC code (needs protoc)"
 
@@ -87,8 +88,40 @@ gpu-bundle: $(NATIVE_LIB) cuda
 	cp scripts/gpu-bundle-run.sh gpubundle/run.sh
 	@echo "gpubundle/ ready: run gpubundle/run.sh on a GPU host"
 
+# Release binaries, named snarkd[-cuda]-VERSION-OS-ARCH. The CPU build needs no cgo (blst is used
+# only by tests), so CGO_ENABLED=0 gives a fully static binary. The CUDA build cannot be fully
+# static: cudart_static dlopens the driver's libcuda.so.1, which needs the dynamic loader; it links
+# cudart and libstdc++/libgcc statically and depends on glibc alone. -trimpath, the version
+# ldflags and Go's content-derived build ID keep two builds of one commit byte-identical.
+DIST      ?= dist
+GOOS_     := $(shell $(GO) env GOOS)
+GOARCH_   := $(shell $(GO) env GOARCH)
+RELEASE_SUFFIX = $(VERSION)-$(GOOS_)-$(GOARCH_)
+# A directory holding only libstdc++.a: searched before the compiler's own directory, it makes
+# the -lstdc++ of gpu/cuda's cgo flags resolve to the static library.
+STATIC_CXX_DIR := native/build/static-cxx
+
+release:
+	@rm -rf $(DIST) && mkdir -p $(DIST)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(DIST)/snarkd-$(RELEASE_SUFFIX) ./cmd/snarkd
+	@if command -v $(NVCC) >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory release-cuda VERSION=$(VERSION); \
+	else \
+		echo "nvcc not found ($(NVCC)): skipping the CUDA build; $(DIST)/ has the CPU build only"; \
+	fi
+	cd $(DIST) && sha256sum snarkd-* > SHA256SUMS
+	@echo "$(DIST)/:" && cat $(DIST)/SHA256SUMS
+
+release-cuda: $(NATIVE_LIB)
+	@mkdir -p $(STATIC_CXX_DIR) $(DIST)
+	@lib=$$($(CXX) -print-file-name=libstdc++.a); case $$lib in /*) ;; *) echo "libstdc++.a not found ($(CXX) -print-file-name): install libstdc++-dev"; exit 1;; esac; \
+		ln -sf "$$lib" $(STATIC_CXX_DIR)/libstdc++.a
+	CGO_ENABLED=1 $(GO) build -trimpath -tags cuda \
+		-ldflags "$(CUDA_LDFLAGS) -extldflags '-L$(CURDIR)/$(STATIC_CXX_DIR) -static-libgcc'" \
+		-o $(DIST)/snarkd-cuda-$(RELEASE_SUFFIX) ./cmd/snarkd
+
 clean:
-	rm -rf bin gpubundle native/build
+	rm -rf bin gpubundle native/build $(DIST)
 
 # The cuzk.v1 gRPC code (plugin/cuzk/proto/cuzk/v1) is generated and committed, so builds and CI need
 # no protoc. Regenerating needs protoc (Debian: apt-get install protobuf-compiler, 3.21) and the
