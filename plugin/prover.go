@@ -50,14 +50,15 @@ func testQuotas(cfg config.Jobs) (write, admin *jobs.TestQuota) {
 	return write, admin
 }
 
-// submitOpts are the options of a native submission from the caller of ctx: the test quota of
-// its token's class.
+// submitOpts are the options of a submission from the caller of ctx: the test quota of its
+// token's class, and its front door: native, unless an in-process service (cuzk) marked ctx
+// with its own (jobs.WithOrigin), whose request-ID rules then apply.
 func (p *ProverAPI) submitOpts(ctx context.Context) jobs.SubmitOpts {
 	q := p.writeQuota
 	if auth.HasPerm(ctx, rpcapi.PermAdmin) {
 		q = p.adminQuota
 	}
-	return jobs.SubmitOpts{Origin: rpcapi.OriginNative, TestQuota: q}
+	return jobs.SubmitOpts{Origin: jobs.OriginOf(ctx, rpcapi.OriginNative), TestQuota: q}
 }
 
 var _ rpcapi.Prover = (*ProverAPI)(nil)

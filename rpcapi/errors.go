@@ -94,10 +94,17 @@ func (e *ErrJobNotFound) Error() string { return fmt.Sprintf("job %s not found",
 type ErrRequestConflict struct {
 	RequestID string
 	JobID     JobID
+	// State is the state of JobID when the request was refused (empty from older daemons): a
+	// client can tell a job still in progress from a done one it would have to resubmit under
+	// another ID.
+	State JobState `json:",omitempty"`
 }
 
 func (e *ErrRequestConflict) Error() string {
-	return fmt.Sprintf("request ID %q already names job %s with different content", e.RequestID, e.JobID)
+	if e.State == "" {
+		return fmt.Sprintf("request ID %q already names job %s with different content", e.RequestID, e.JobID)
+	}
+	return fmt.Sprintf("request ID %q already names job %s (%s) with different content", e.RequestID, e.JobID, e.State)
 }
 
 // ErrJobFailed reports a job that ended without a proof.

@@ -117,6 +117,10 @@ type JobOrigin string
 const (
 	OriginNative JobOrigin = "native"
 	OriginLotus  JobOrigin = "lotus"
+	// OriginCuzk is Curio's cuzk gRPC API (plugin/cuzk). Curio's request IDs name the sector
+	// ("porep-<miner>-<sector>"), not the inputs, and its own cuzk daemon proves every
+	// submission again, so through it the request ID of a done job may be taken by new content.
+	OriginCuzk JobOrigin = "cuzk"
 )
 
 // Timings are a job's stage durations in milliseconds.
@@ -225,6 +229,10 @@ type SubmitResult struct {
 	Existing bool
 	// QueuePosition counts jobs that run before this one (0: next or running).
 	QueuePosition int
+	// Replaces is the finished job whose request ID this new job took over: one that failed
+	// or was cancelled, or (through the cuzk API) one that is done and had other content. That
+	// job stays readable by its own ID until Jobs.Retention prunes it. Empty otherwise.
+	Replaces JobID `json:",omitempty"`
 }
 
 // StatusInfo answers Status: what the daemon has and is doing.

@@ -26,7 +26,8 @@ type Prover interface {
 	// Submit queues a proof request and returns its job at once. The same RequestID again
 	// returns the same job; with different content it is refused while that job is queued,
 	// running or done (and retained, Jobs.Retention). The ID of a failed or cancelled job is
-	// free again: it queues a new job, with any content.
+	// free again: it queues a new job, with any content, and SubmitResult.Replaces names the
+	// old one. (Through Curio's cuzk API a done job's ID is free for new content too.)
 	Submit(ctx context.Context, req ProofRequest) (SubmitResult, error) //perm:write
 	// Await blocks until the job is final and returns it with its proof.
 	Await(ctx context.Context, id JobID) (JobResult, error) //perm:read

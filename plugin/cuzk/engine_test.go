@@ -2,6 +2,7 @@ package cuzk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -109,5 +110,21 @@ func TestStartDaemon(t *testing.T) {
 	}
 	if st, err := c.GetStatus(ctx, &pb.GetStatusRequest{}); err != nil || len(st.LoadedSrs) != 1 || st.LoadedSrs[0].SizeBytes != size {
 		t.Fatalf("GetStatus after the reload: %v %v", st, err)
+	}
+
+	// The daemon's native API keeps a done job's request ID bound to its content; the cuzk
+	// service (its context marked as the cuzk front door) proves new content under it.
+	other := rpcapi.ProofRequest{RequestID: "daemon-2", Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: testN, Seed: 10}}
+	if _, err := d.Prover().Submit(ctx, other); !errors.As(err, new(*rpcapi.ErrRequestConflict)) {
+		t.Fatalf("native Submit of new content under a done job's ID: %v; want a conflict", err)
+	}
+	redo, err := c.Prove(ctx, &pb.ProveRequest{Submit: testReq("daemon-2", testN, 10, pb.Priority_NORMAL)})
+	if err != nil || redo.Result.Status != pb.AwaitProofResponse_COMPLETED || redo.Result.JobId == res.Result.JobId {
+		t.Fatalf("cuzk redo of daemon-2: %v %v; want a new completed job", redo, err)
+	}
+	verifyTest(t, redo.Result.Proof, testN, 10)
+	js, err := d.Prover().Jobs(ctx, rpcapi.JobFilter{JobIDs: []rpcapi.JobID{rpcapi.JobID(redo.Result.JobId)}})
+	if err != nil || len(js) != 1 || js[0].Origin != rpcapi.OriginCuzk {
+		t.Fatalf("redo job: %+v %v; want origin cuzk", js, err)
 	}
 }

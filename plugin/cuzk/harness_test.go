@@ -29,6 +29,8 @@ type gatedRunner struct {
 	// gpus makes the job of a test seed report that these GPUs proved it, as a GPU backend
 	// does through prover.NoteDevice.
 	gpus map[uint64][]int
+	// fail makes the job of a test seed fail with this error instead of proving.
+	fail map[uint64]error
 }
 
 func (r *gatedRunner) Supports(kind rpcapi.ProofKind) error {
@@ -55,10 +57,14 @@ func (r *gatedRunner) Run(ctx context.Context, t jobs.Task, report jobs.Report) 
 	r.order = append(r.order, req.RequestID)
 	var g chan struct{}
 	var gpus []int
+	var fail error
 	if req.Test != nil {
-		g, gpus = r.gates[req.Test.Seed], r.gpus[req.Test.Seed]
+		g, gpus, fail = r.gates[req.Test.Seed], r.gpus[req.Test.Seed], r.fail[req.Test.Seed]
 	}
 	r.mu.Unlock()
+	if fail != nil {
+		return jobs.Output{}, fail
+	}
 	if g != nil {
 		r.started <- req.RequestID
 		select {
@@ -95,8 +101,8 @@ type managerEngine struct {
 	started time.Time
 }
 
-func (e *managerEngine) Submit(_ context.Context, req rpcapi.ProofRequest) (rpcapi.SubmitResult, error) {
-	return e.m.Submit(req, jobs.SubmitOpts{Origin: rpcapi.OriginNative})
+func (e *managerEngine) Submit(ctx context.Context, req rpcapi.ProofRequest) (rpcapi.SubmitResult, error) {
+	return e.m.Submit(req, jobs.SubmitOpts{Origin: jobs.OriginOf(ctx, rpcapi.OriginNative)})
 }
 
 func (e *managerEngine) Await(ctx context.Context, id rpcapi.JobID) (rpcapi.JobResult, error) {
@@ -156,7 +162,7 @@ func newHarnessWith(t *testing.T, cfg config.Cuzk, filecoinDir string) *harness 
 	if filecoinDir != "" {
 		params = params.WithFilecoinDir(filecoinDir)
 	}
-	r := &gatedRunner{p: prover.New(prover.CPUBackend{}, params), started: make(chan string, 16), gates: map[uint64]chan struct{}{}, gpus: map[uint64][]int{}}
+	r := &gatedRunner{p: prover.New(prover.CPUBackend{}, params), started: make(chan string, 16), gates: map[uint64]chan struct{}{}, gpus: map[uint64][]int{}, fail: map[uint64]error{}}
 	m, err := jobs.Open(j, r, jobs.Config{Workers: 1})
 	if err != nil {
 		t.Fatal(err)

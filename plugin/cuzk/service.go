@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
+	"github.com/snarkd/snarkd/plugin/jobs"
 	"github.com/snarkd/snarkd/prover"
 	"github.com/snarkd/snarkd/rpcapi"
 )
@@ -53,7 +54,9 @@ func NewService(e Engine, opts Options) *Service {
 }
 
 // SubmitProof queues a proof. A request ID seen before with the same content answers the same
-// job; with different content it fails with AlreadyExists.
+// job. With different content it is proved as a new job once the job it names has finished
+// (done, failed or cancelled), as Curio's own cuzk daemon proves every submission; while that
+// job is queued or running it fails with AlreadyExists.
 func (s *Service) SubmitProof(ctx context.Context, m *pb.SubmitProofRequest) (*pb.SubmitProofResponse, error) {
 	res, err := s.submit(ctx, "SubmitProof", m)
 	if err != nil {
@@ -85,13 +88,19 @@ func (s *Service) submit(ctx context.Context, method string, m *pb.SubmitProofRe
 		log.Infow(method+" refused", "request", m.GetRequestId(), "kind", m.GetProofKind(), "err", err)
 		return rpcapi.SubmitResult{}, grpcError(ctx, err)
 	}
-	res, err := s.engine.Submit(ctx, req)
+	// The cuzk front door's request-ID rules (a done job's ID is free for new content) apply
+	// through the marked context; the native API's own callers keep theirs.
+	res, err := s.engine.Submit(jobs.WithOrigin(ctx, rpcapi.OriginCuzk), req)
 	if err != nil {
 		log.Infow(method+" refused", "request", req.RequestID, "kind", req.Kind, "err", err)
 		return rpcapi.SubmitResult{}, grpcError(ctx, err)
 	}
-	log.Infow(method, "request", req.RequestID, "kind", req.Kind, "job", res.JobID, "existing", res.Existing,
-		"position", res.QueuePosition, "bytes", len(m.VanillaProof)+totalLen(m.VanillaProofs))
+	msg := method
+	if res.Replaces != "" {
+		msg += ": request ID taken over from a finished job, proving the new request"
+	}
+	log.Infow(msg, "request", req.RequestID, "kind", req.Kind, "job", res.JobID, "existing", res.Existing,
+		"replaces", res.Replaces, "position", res.QueuePosition, "bytes", len(m.VanillaProof)+totalLen(m.VanillaProofs))
 	return res, nil
 }
 

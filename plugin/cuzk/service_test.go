@@ -2,6 +2,7 @@ package cuzk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/snarkd/snarkd/plugin/cuzk/cuzktest"
 	pb "github.com/snarkd/snarkd/plugin/cuzk/proto/cuzk/v1"
 	"github.com/snarkd/snarkd/prover"
+	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
@@ -213,16 +215,80 @@ func TestRequestIDs(t *testing.T) {
 	if err != nil || sub.JobId != first.Result.JobId {
 		t.Fatalf("SubmitProof of a known request: %v %v", sub, err)
 	}
-	// The same ID for different content is refused, never merged with the first job.
-	_, err = h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("porep-1000-5", testN, 6, pb.Priority_NORMAL)})
-	wantCode(t, err, codes.AlreadyExists, `request ID "porep-1000-5" already names job `+first.Result.JobId)
-	_, err = h.client.SubmitProof(ctx, testReq("porep-1000-5", testN, 5, pb.Priority_CRITICAL))
-	wantCode(t, err, codes.AlreadyExists, "different content")
+	// While a job runs, the same ID for different content is refused, never merged with it.
+	release := h.runner.gate(7)
+	defer release()
+	running, err := h.client.SubmitProof(ctx, testReq("snap-1000-6", testN, 7, pb.Priority_NORMAL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitStarted(t, "snap-1000-6")
+	_, err = h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("snap-1000-6", testN, 8, pb.Priority_NORMAL)})
+	wantCode(t, err, codes.AlreadyExists, `request ID "snap-1000-6" already names job `+running.JobId+` (running) with different content`)
+	// Queued behind it, too.
+	queued, err := h.client.SubmitProof(ctx, testReq("wdpost-1000-0-0a0b", testN, 9, pb.Priority_NORMAL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.client.SubmitProof(ctx, testReq("wdpost-1000-0-0a0b", testN, 9, pb.Priority_CRITICAL))
+	wantCode(t, err, codes.AlreadyExists, queued.JobId+" (queued) with different content")
+	release()
+	for _, id := range []string{running.JobId, queued.JobId} {
+		if aw, err := h.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: id}); err != nil || aw.Status != pb.AwaitProofResponse_COMPLETED {
+			t.Fatalf("job %s after the conflicts: %v %v", id, aw, err)
+		}
+	}
 	aw, err := h.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: first.Result.JobId})
 	if err != nil || string(aw.Proof) != string(first.Result.Proof) {
-		t.Fatalf("first job after the conflicts: %v %v", aw, err)
+		t.Fatalf("first job: %v %v", aw, err)
 	}
 	verifyTest(t, aw.Proof, testN, 5)
+}
+
+// TestRedoFinished: Curio's request IDs name the sector, so a sector proved again with new
+// inputs comes under the ID of a finished job; as Curio's own cuzk daemon does, snarkd proves
+// the new content as a new job, whether the old one is done or failed, and the old job stays
+// readable by its ID. The native API behind the same manager keeps refusing new content under a
+// done job's ID.
+func TestRedoFinished(t *testing.T) {
+	h := newHarness(t, config.Cuzk{})
+	ctx := context.Background()
+	first, err := h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("porep-1000-5", testN, 5, pb.Priority_NORMAL)})
+	if err != nil || first.Result.Status != pb.AwaitProofResponse_COMPLETED {
+		t.Fatalf("Prove: %v %v", first, err)
+	}
+	native := rpcapi.ProofRequest{RequestID: "porep-1000-5", Kind: rpcapi.KindTest, Test: &rpcapi.TestCircuit{Constraints: testN, Seed: 6}}
+	if _, err := h.engine.Submit(ctx, native); !errors.As(err, new(*rpcapi.ErrRequestConflict)) {
+		t.Fatalf("native Submit of new content under a done job's ID: %v; want a conflict", err)
+	}
+	redo, err := h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("porep-1000-5", testN, 6, pb.Priority_NORMAL)})
+	if err != nil || redo.Result.Status != pb.AwaitProofResponse_COMPLETED || redo.Result.JobId == first.Result.JobId {
+		t.Fatalf("redo of a done sector: %v %v; want a new completed job", redo, err)
+	}
+	verifyTest(t, redo.Result.Proof, testN, 6)
+	old, err := h.client.AwaitProof(ctx, &pb.AwaitProofRequest{JobId: first.Result.JobId})
+	if err != nil || old.Status != pb.AwaitProofResponse_COMPLETED || string(old.Proof) != string(first.Result.Proof) {
+		t.Fatalf("the superseded job by its ID: %v %v", old, err)
+	}
+	// The ID now names the redo: its content again is the same job.
+	again, err := h.client.SubmitProof(ctx, testReq("porep-1000-5", testN, 6, pb.Priority_NORMAL))
+	if err != nil || again.JobId != redo.Result.JobId {
+		t.Fatalf("the redo's content again: %v %v; want job %s", again, err, redo.Result.JobId)
+	}
+
+	// A failed job's ID takes new content the same way.
+	h.runner.mu.Lock()
+	h.runner.fail[11] = errors.New("synthesis failed")
+	h.runner.mu.Unlock()
+	failed, err := h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("porep-1000-9", testN, 11, pb.Priority_NORMAL)})
+	if err != nil || failed.Result.Status != pb.AwaitProofResponse_FAILED {
+		t.Fatalf("Prove of a failing job: %v %v", failed, err)
+	}
+	fixed, err := h.client.Prove(ctx, &pb.ProveRequest{Submit: testReq("porep-1000-9", testN, 12, pb.Priority_NORMAL)})
+	if err != nil || fixed.Result.Status != pb.AwaitProofResponse_COMPLETED || fixed.Result.JobId == failed.Result.JobId {
+		t.Fatalf("new content under a failed job's ID: %v %v; want a new completed job", fixed, err)
+	}
+	verifyTest(t, fixed.Result.Proof, testN, 12)
 }
 
 func TestToken(t *testing.T) {

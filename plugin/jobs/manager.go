@@ -204,6 +204,19 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 			m.byReq[r.Job.RequestID] = e
 		}
 	}
+	// The journal's bindings decide which job a request ID names: a job superseded by a retry
+	// or a redo keeps the ID in its record, and the clock (Submitted) is no proof of which came
+	// last. A request ID without a binding (a journal repaired without them) keeps the newest.
+	bound, err := j.RequestIDs()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	for reqID, id := range bound {
+		if e, ok := m.jobs[id]; ok && e.rec.Job.RequestID == reqID {
+			m.byReq[reqID] = e
+		}
+	}
 	for i := 0; i < cfg.Workers; i++ {
 		m.wg.Add(1)
 		go m.worker(false)
@@ -296,7 +309,9 @@ type SubmitOpts struct {
 // The ID of a job that failed or was cancelled is free again: submitting it (with any content)
 // queues a new job under it, as a client's retry after a failure expects (Curio's IDs name the
 // sector, not the inputs), and the old job stays readable by its job ID until Retention prunes
-// it.
+// it. Through a front door that RedoesDone (the cuzk API), the ID of a done job is free for
+// different content in the same way. SubmitResult.Replaces names the job whose ID was taken.
+// A job still queued or running keeps its ID: different content under it is always a conflict.
 func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.SubmitResult, error) {
 	var dec *Decoded
 	if !opts.Deferred {
@@ -326,18 +341,21 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 	if m.closing {
 		return rpcapi.SubmitResult{}, &rpcapi.ErrShuttingDown{}
 	}
-	// retried is the failed or cancelled job whose request ID this submission takes over.
+	// retried is the finished job whose request ID this submission takes over: failed or
+	// cancelled (a retry), or done with other content through a front door that RedoesDone.
 	var retried *entry
 	if req.RequestID != "" {
 		if e, ok := m.byReq[req.RequestID]; ok {
-			switch {
-			case Retryable(e.rec.Job.State):
+			switch st := e.rec.Job.State; {
+			case Retryable(st):
 				retried = e
-			case e.rec.Hash != hash:
-				m.stats.Rejected++
-				return rpcapi.SubmitResult{}, &rpcapi.ErrRequestConflict{RequestID: req.RequestID, JobID: e.rec.Job.ID}
+			case e.rec.Hash == hash:
+				return rpcapi.SubmitResult{JobID: e.rec.Job.ID, State: st, Existing: true, QueuePosition: m.position(e)}, nil
+			case st == rpcapi.JobDone && RedoesDone(opts.Origin):
+				retried = e
 			default:
-				return rpcapi.SubmitResult{JobID: e.rec.Job.ID, State: e.rec.Job.State, Existing: true, QueuePosition: m.position(e)}, nil
+				m.stats.Rejected++
+				return rpcapi.SubmitResult{}, &rpcapi.ErrRequestConflict{RequestID: req.RequestID, JobID: e.rec.Job.ID, State: st}
 			}
 		}
 	}
@@ -359,6 +377,8 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 	if retried != nil {
 		replaces = retried.rec.Job.ID
 	}
+	// One transaction stores the new job and binds the request ID to it: after a crash the
+	// journal has either the old binding and no new job, or both, and Open follows the binding.
 	if _, ok, err := m.j.CreateReplacing(rec, req, replaces); err != nil {
 		return rpcapi.SubmitResult{}, err
 	} else if !ok {
@@ -381,13 +401,18 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 	m.push(e)
 	m.pending++
 	m.stats.Submitted[req.Kind]++
-	if retried != nil {
+	switch {
+	case retried == nil:
+	case retried.rec.Job.State == rpcapi.JobDone:
+		log.Infow("request ID of a done job submitted with new content: proving it anew; the done job is superseded",
+			"request", req.RequestID, "origin", opts.Origin, "job", job.ID, "previous", retried.rec.Job.ID)
+	default:
 		log.Infow("request ID of a failed or cancelled job submitted again: proving it anew", "request", req.RequestID,
 			"job", job.ID, "previous", retried.rec.Job.ID, "previous_state", retried.rec.Job.State, "previous_error", retried.rec.Job.Error)
 	}
 	m.events.publish(m.event(e, rpcapi.EventQueued, 0))
 	m.signal()
-	return rpcapi.SubmitResult{JobID: job.ID, State: rpcapi.JobQueued, QueuePosition: m.position(e)}, nil
+	return rpcapi.SubmitResult{JobID: job.ID, State: rpcapi.JobQueued, QueuePosition: m.position(e), Replaces: replaces}, nil
 }
 
 func (m *Manager) reject() {

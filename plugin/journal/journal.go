@@ -96,8 +96,9 @@ func (j *Journal) Create(rec Record, req rpcapi.ProofRequest) (existing rpcapi.J
 	return j.CreateReplacing(rec, req, "")
 }
 
-// CreateReplacing is Create, except that a request ID bound to job replaces (a failed job
-// being retried) is bound to the new job instead; replaces stays in the journal.
+// CreateReplacing is Create, except that a request ID bound to job replaces (a finished job
+// being retried or redone) is bound to the new job instead, in the same transaction as the new
+// job is stored; replaces stays in the journal.
 func (j *Journal) CreateReplacing(rec Record, req rpcapi.ProofRequest, replaces rpcapi.JobID) (existing rpcapi.JobID, ok bool, err error) {
 	recJSON, err := json.Marshal(rec)
 	if err != nil {
@@ -199,6 +200,23 @@ func (j *Journal) All() ([]Record, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading job journal: %w", err)
+	}
+	return out, nil
+}
+
+// RequestIDs returns the request-ID bindings: each request ID and the job it names now. A
+// request ID taken over by a new job (CreateReplacing) names the new job, while the old job's
+// record still carries the ID, so these bindings, not the records, say which job answers it.
+func (j *Journal) RequestIDs() (map[string]rpcapi.JobID, error) {
+	out := map[string]rpcapi.JobID{}
+	err := j.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketReqIDs).ForEach(func(k, v []byte) error {
+			out[string(k)] = rpcapi.JobID(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading request IDs of the job journal: %w", err)
 	}
 	return out, nil
 }
