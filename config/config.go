@@ -3,7 +3,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -549,19 +548,18 @@ func setField(f reflect.Value, s string) error {
 	return nil
 }
 
-// WriteDefault writes a commented default config.toml into repo unless one exists already.
+// WriteDefault writes the commented default config.toml (DefaultFile) into repo unless one
+// exists already.
 func WriteDefault(repo string) (bool, error) {
 	path := filepath.Join(repo, FileName)
 	if _, err := os.Stat(path); err == nil {
 		return false, nil
 	}
-	var buf bytes.Buffer
-	buf.WriteString("# snarkd configuration. Every setting is documented in docs/config.md;\n")
-	buf.WriteString("# SNARKD_* environment variables and command-line flags override this file.\n\n")
-	if err := toml.NewEncoder(&buf).Encode(Default()); err != nil {
-		return false, fmt.Errorf("encoding default config: %w", err)
+	data, err := DefaultFile()
+	if err != nil {
+		return false, fmt.Errorf("rendering default config: %w", err)
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return false, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return true, nil
