@@ -2,10 +2,12 @@ package rpcapi
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
+
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 // APIInfo is a parsed Lotus-style API info string: TOKEN:MULTIADDR (the token is optional).
@@ -15,21 +17,27 @@ type APIInfo struct {
 	Addr string
 }
 
-// ParseAPIInfo splits "TOKEN:/ip4/host/tcp/port/http" (or a bare multiaddr or URL) the way
-// Lotus's cli/util/apiinfo.go does: a token never contains ':' and a multiaddr starts with '/'.
+// ParseAPIInfo splits "TOKEN:/ip4/host/tcp/port/http" (or TOKEN:URL, a bare multiaddr or a bare
+// URL) the way Lotus's cli/util/apiinfo.go does: a token never contains ':' and a multiaddr
+// starts with '/'. The address is checked by URL, not here.
 func ParseAPIInfo(s string) (APIInfo, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return APIInfo{}, fmt.Errorf("empty API info; want TOKEN:/ip4/<host>/tcp/<port>/http")
 	}
-	if strings.HasPrefix(s, "/") || strings.Contains(s, "://") {
+	if strings.HasPrefix(s, "/") {
 		return APIInfo{Addr: s}, nil
 	}
+	// A URL's own first ':' is followed by "//", so a ':' followed by a multiaddr ("/ip4…")
+	// or by a whole URL ("https://…") is the one after a token, as Lotus accepts both.
 	tok, addr, ok := strings.Cut(s, ":")
-	if !ok || addr == "" {
-		return APIInfo{}, fmt.Errorf("API info %q: want TOKEN:MULTIADDR", redact(s))
+	if ok && ((strings.HasPrefix(addr, "/") && !strings.HasPrefix(addr, "//")) || strings.Contains(addr, "://")) {
+		return APIInfo{Token: tok, Addr: addr}, nil
 	}
-	return APIInfo{Token: tok, Addr: addr}, nil
+	if strings.Contains(s, "://") {
+		return APIInfo{Addr: s}, nil
+	}
+	return APIInfo{}, fmt.Errorf("API info %q: want TOKEN:MULTIADDR", redact(s))
 }
 
 func redact(s string) string {
@@ -68,7 +76,7 @@ func (a APIInfo) URL(scheme string) (string, error) {
 		}
 		return u.String(), nil
 	}
-	host, port, tls, err := parseMultiaddr(a.Addr)
+	hostport, tls, err := parseMultiaddr(a.Addr)
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +84,8 @@ func (a APIInfo) URL(scheme string) (string, error) {
 	if tls {
 		s += "s"
 	}
-	return fmt.Sprintf("%s://%s/rpc/v0", s, net.JoinHostPort(host, port)), nil
+	// url.URL escapes an IPv6 zone's '%' in the host, which a formatted string would not.
+	return (&url.URL{Scheme: s, Host: hostport, Path: "/rpc/v0"}).String(), nil
 }
 
 // Header returns the Authorization header for the token (nil without one).
@@ -87,38 +96,37 @@ func (a APIInfo) Header() http.Header {
 	return http.Header{"Authorization": []string{"Bearer " + a.Token}}
 }
 
-// parseMultiaddr understands the multiaddrs Lotus API info strings use:
-// /ip4|ip6|dns|dns4|dns6/<host>/tcp/<port>[/http|/https|/ws|/wss].
-func parseMultiaddr(m string) (host, port string, tls bool, err error) {
-	parts := strings.Split(strings.TrimPrefix(m, "/"), "/")
-	if len(parts) < 4 || parts[2] != "tcp" {
-		return "", "", false, fmt.Errorf("multiaddr %q: want /ip4/<host>/tcp/<port>/http", m)
+// multiaddrHint is the shape every multiaddr error suggests.
+const multiaddrHint = "want /ip4/<host>/tcp/<port>/http"
+
+// parseMultiaddr reads the multiaddrs Lotus API info strings use,
+// /ip4|ip6|dns|dns4|dns6/<host>/tcp/<port>[/http|/https|/ws|/wss|/tls/...], with go-multiaddr
+// and its manet.DialArgs, as Lotus's cliutil does, so an address Lotus accepts means the same
+// host and port here. It returns host:port and whether the endpoint speaks TLS.
+func parseMultiaddr(s string) (hostport string, tls bool, err error) {
+	m, err := ma.NewMultiaddr(s)
+	if err != nil {
+		return "", false, fmt.Errorf("multiaddr %q (%s): %w", s, multiaddrHint, err)
 	}
-	switch parts[0] {
-	case "ip4", "ip6":
-		if net.ParseIP(parts[1]) == nil {
-			return "", "", false, fmt.Errorf("multiaddr %q: bad IP %q", m, parts[1])
-		}
-	case "dns", "dns4", "dns6":
-		if parts[1] == "" {
-			return "", "", false, fmt.Errorf("multiaddr %q: empty host", m)
-		}
-	default:
-		return "", "", false, fmt.Errorf("multiaddr %q: unsupported protocol %q", m, parts[0])
+	network, hostport, err := manet.DialArgs(m)
+	if err != nil {
+		return "", false, fmt.Errorf("multiaddr %q (%s): %w", s, multiaddrHint, err)
 	}
-	for _, c := range parts[3] {
-		if c < '0' || c > '9' {
-			return "", "", false, fmt.Errorf("multiaddr %q: bad port %q", m, parts[3])
-		}
+	// DialArgs also accepts UDP and unix sockets; the API is HTTP, so only TCP will do.
+	if !strings.HasPrefix(network, "tcp") {
+		return "", false, fmt.Errorf("multiaddr %q: %s (network %s)", s, multiaddrHint, network)
 	}
-	if len(parts) > 4 {
-		switch parts[4] {
-		case "http", "ws":
-		case "https", "wss", "tls":
+	// DialArgs stops at /tcp/<port>; what follows names the application protocol, which
+	// decides the URL scheme, so anything unknown there is refused rather than ignored.
+	_, rest := ma.SplitFunc(m, func(c ma.Component) bool { return c.Code() == ma.P_TCP })
+	for i := 1; i < len(rest); i++ {
+		switch c := &rest[i]; c.Code() {
+		case ma.P_HTTP, ma.P_WS:
+		case ma.P_HTTPS, ma.P_WSS, ma.P_TLS:
 			tls = true
 		default:
-			return "", "", false, fmt.Errorf("multiaddr %q: unsupported protocol %q", m, parts[4])
+			return "", false, fmt.Errorf("multiaddr %q: unsupported protocol %q after /tcp", s, c.Protocol().Name)
 		}
 	}
-	return parts[1], parts[3], tls, nil
+	return hostport, tls, nil
 }
