@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/snarkd/snarkd/gpu"
+	"github.com/snarkd/snarkd/internal/bytesize"
 )
 
 // Config describes one simulated GPU.
@@ -380,7 +381,7 @@ func ParseSpec(spec string) ([]Config, error) {
 			}
 			count, size = n, group[i+1:]
 		}
-		bytes, err := ParseBytes(size)
+		bytes, err := bytesize.Parse(size)
 		if err != nil {
 			return nil, fmt.Errorf("simulated GPU spec %q: %w", spec, err)
 		}
@@ -420,26 +421,4 @@ func Devices(spec string) ([]gpu.Device, error) {
 		out[i] = d
 	}
 	return out, nil
-}
-
-// ParseBytes parses a size such as "16GiB", "512MiB", "80GB" or "1073741824".
-func ParseBytes(s string) (uint64, error) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.TrimSpace(s[i:])
-	}
-	mult := map[string]float64{"": 1, "B": 1,
-		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40,
-		"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
-		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}[strings.ToUpper(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("size %q: unknown unit %q", s, unit)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("size %q: bad number", s)
-	}
-	return uint64(v * mult), nil
 }
