@@ -12,12 +12,13 @@ import (
 	"github.com/snarkd/snarkd/filecoin/c1"
 )
 
-// Multicodec and multihash codes of Filecoin commitment CIDs (go-fil-commcid).
+// Multicodec and multihash codes of Filecoin commitment CIDs, as go-fil-commcid pairs them,
+// taken from go-cid's and go-multihash's tables rather than written out by hand.
 const (
-	CodecUnsealed = 0xf101 // fil-commitment-unsealed
-	CodecSealed   = 0xf102 // fil-commitment-sealed
-	HashSha254    = 0x1012 // sha2-256-trunc254-padded
-	HashPoseidon  = 0xb401 // poseidon-bls12_381-a2-fc1
+	CodecUnsealed = cid.FilCommitmentUnsealed           // fil-commitment-unsealed, 0xf101
+	CodecSealed   = cid.FilCommitmentSealed             // fil-commitment-sealed, 0xf102
+	HashSha254    = multihash.SHA2_256_TRUNC254_PADDED  // sha2-256-trunc254-padded, 0x1012
+	HashPoseidon  = multihash.POSEIDON_BLS12_381_A1_FC1 // poseidon-bls12_381-a2-fc1, 0xb401
 )
 
 // Sealed returns the comm_r of a sealed-sector CID; what names the CID in errors.
@@ -61,7 +62,7 @@ func decode(c cid.Cid, codec, mh uint64, what string) (c1.Domain, error) {
 func encode(codec, mh uint64, d c1.Domain) (cid.Cid, error) {
 	h, err := multihash.Encode(d[:], mh)
 	if err != nil {
-		return cid.Undef, err
+		return cid.Undef, fmt.Errorf("encoding commitment multihash 0x%x: %w", mh, err)
 	}
 	return cid.NewCidV1(codec, h), nil
 }

@@ -1,6 +1,7 @@
 package commcid
 
 import (
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -81,5 +82,52 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !strings.HasPrefix(u.String(), "baga6ea4sea") || !strings.HasPrefix(s.String(), "bagboea4b5abc") {
 		t.Errorf("CIDs %s, %s do not have Filecoin's prefixes", u, s)
+	}
+}
+
+// TestGoldenCIDs pins the CIDs to what go-fil-commcid (Lotus, Curio) produces: the byte layout
+// CIDv1 ‖ codec ‖ multihash code ‖ 32 ‖ commitment, and published unsealed CIDs (Curio's
+// Test2K and Test8MiB pieces) whose comm_d is known.
+func TestGoldenCIDs(t *testing.T) {
+	var d c1.Domain
+	for i := range d {
+		d[i] = byte(i)
+	}
+	d[31] &= 0x3f
+	for _, tc := range []struct {
+		name   string
+		encode func(c1.Domain) (cid.Cid, error)
+		prefix string
+	}{
+		{"sealed", SealedCID, "0182e20381e80220"},
+		{"unsealed", UnsealedCID, "0181e203922020"},
+	} {
+		c, err := tc.encode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hex.EncodeToString(c.Bytes()), tc.prefix+hex.EncodeToString(d[:]); got != want {
+			t.Errorf("%s CID bytes %s, want %s", tc.name, got, want)
+		}
+	}
+	for _, tc := range []struct{ cid, commD string }{
+		{"baga6ea4seaqovgk4kr4eoifujh6jfmdqvw3m6zrvyjqzu6s6abkketui6jjoydi", "ea995c54784720b449fc92b070adb6cf6635c2619a7a5e0054a24e88f252ec0d"},
+		{"baga6ea4seaqcgqckrcapts6hea44xbqugwocqneekvyp5fizbo6u3e2biluckla", "23404a8880f9cbc72039cb8614359c2834845570fe95190bbd4d934142e8252c"},
+	} {
+		var want c1.Domain
+		if _, err := hex.Decode(want[:], []byte(tc.commD)); err != nil {
+			t.Fatal(err)
+		}
+		c, err := UnsealedCID(want)
+		if err != nil || c.String() != tc.cid {
+			t.Errorf("UnsealedCID(%s) = %s, %v; want %s", tc.commD, c, err, tc.cid)
+		}
+		parsed, err := cid.Decode(tc.cid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Unsealed(parsed, "comm_d"); err != nil || got != want {
+			t.Errorf("Unsealed(%s) = %x, %v; want %s", tc.cid, got, err, tc.commD)
+		}
 	}
 }

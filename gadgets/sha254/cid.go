@@ -1,30 +1,35 @@
 package sha254
 
 import (
-	"encoding/base32"
-	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multihash"
 )
 
-// commDPrefix is CIDv1 ‖ codec fil-commitment-unsealed (0xf101) ‖ multihash
-// sha2-256-trunc254-padded (0x1012) ‖ length 32, as varints.
-const commDPrefix = "0181e203922020"
-
-// CommDFromCID decodes a base32 ("b…") piece/data commitment CID and returns
-// the 32-byte sha254 root it carries.
-func CommDFromCID(cid string) ([32]byte, error) {
+// CommDFromCID decodes a base32 ("b…") piece/data commitment CID (fil-commitment-unsealed,
+// sha2-256-trunc254-padded) and returns the 32-byte sha254 root it carries. go-cid and
+// go-multihash read the CID, as go-fil-commcid does; filecoin/commcid is not used because
+// gadgets sit below filecoin.
+func CommDFromCID(s string) ([32]byte, error) {
 	var out [32]byte
-	if !strings.HasPrefix(cid, "b") {
-		return out, fmt.Errorf("sha254: CID %q is not base32 multibase", cid)
+	if !strings.HasPrefix(s, "b") {
+		return out, fmt.Errorf("sha254: CID %q is not base32 multibase", s)
 	}
-	raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(cid[1:]))
+	// The base32 digits are read case-insensitively, as before go-cid did the decoding;
+	// multibase "b" itself is the lower-case alphabet.
+	c, err := cid.Decode("b" + strings.ToLower(s[1:]))
 	if err != nil {
-		return out, fmt.Errorf("sha254: decoding CID %q: %w", cid, err)
+		return out, fmt.Errorf("sha254: decoding CID %q: %w", s, err)
 	}
-	if len(raw) != len(commDPrefix)/2+32 || hex.EncodeToString(raw[:len(raw)-32]) != commDPrefix {
-		return out, fmt.Errorf("sha254: CID %q is not a fil-commitment-unsealed sha2-256-trunc254-padded CID", cid)
+	h, err := multihash.Decode(c.Hash())
+	if err != nil {
+		return out, fmt.Errorf("sha254: decoding CID %q: %w", s, err)
 	}
-	copy(out[:], raw[len(raw)-32:])
+	if c.Version() != 1 || c.Type() != cid.FilCommitmentUnsealed || h.Code != multihash.SHA2_256_TRUNC254_PADDED || len(h.Digest) != len(out) {
+		return out, fmt.Errorf("sha254: CID %q is not a fil-commitment-unsealed sha2-256-trunc254-padded CID", s)
+	}
+	copy(out[:], h.Digest)
 	return out, nil
 }

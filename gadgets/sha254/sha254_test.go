@@ -1,10 +1,11 @@
 package sha254
 
 import (
-	"encoding/base32"
 	"encoding/hex"
-	"strings"
 	"testing"
+
+	"github.com/ipfs/go-cid"
+	"github.com/multiformats/go-multihash"
 )
 
 func h(b [32]byte) string { return hex.EncodeToString(b[:]) }
@@ -73,7 +74,20 @@ func TestCommDCIDs(t *testing.T) {
 			t.Errorf("%s: %x (%v)", c.cid, r, err)
 		}
 	}
-	for _, bad := range []string{"", "zabc", "b!!", "bafkqaaa"} {
+	// Upper-case base32 digits after the "b" were accepted before go-cid read the CID.
+	if r, err := CommDFromCID("bAGA6EA4SEAQOVGK4KR4EOIFUJH6JFMDQVW3M6ZRVYJQZU6S6ABKKETUI6JJOYDI"); err != nil || h(r) != "ea995c54784720b449fc92b070adb6cf6635c2619a7a5e0054a24e88f252ec0d" {
+		t.Errorf("upper-case digits: %x (%v)", r, err)
+	}
+	// A sealed CID, a raw sha2-256 CID, a CIDv0 and a multibase other than base32 are refused.
+	sealedHash, err := multihash.Encode(make([]byte, 32), multihash.POSEIDON_BLS12_381_A1_FC1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "zabc", "b!!", "bafkqaaa",
+		cid.NewCidV1(cid.FilCommitmentSealed, sealedHash).String(),
+		"bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku",
+		"QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG",
+		"zb2rhe5P4gXftAwvA4eXQ5HJwsER2owDyS9sKaQRRVQPn93bA"} {
 		if _, err := CommDFromCID(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
@@ -89,9 +103,11 @@ func FuzzCommDFromCID(f *testing.F) {
 		if err != nil {
 			return
 		}
-		raw, _ := hex.DecodeString(commDPrefix)
-		raw = append(raw, r[:]...)
-		again, err := CommDFromCID("b" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(raw)))
+		mh, err := multihash.Encode(r[:], multihash.SHA2_256_TRUNC254_PADDED)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := CommDFromCID(cid.NewCidV1(cid.FilCommitmentUnsealed, mh).String())
 		if err != nil || again != r {
 			t.Fatalf("re-encoded CID of %q does not round-trip", s)
 		}
