@@ -1,6 +1,10 @@
 // Package auth mints and verifies Lotus-format API tokens: HS256 JWTs whose payload is
 // {"Allow":[permissions]}, with no expiry, signed by a secret kept in the repo in Lotus's
 // keystore format (so a miner's secret can be shared by copying its key file).
+//
+// HS256 is done here with crypto/hmac rather than with github.com/gbrlsnchs/jwt/v3, the
+// library Lotus signs with, because that module cannot be fetched by this build;
+// lotus_compat_test.go holds the two to the same bytes.
 package auth
 
 import (
@@ -69,7 +73,7 @@ func LoadOrCreateSecret(repo string) (Secret, error) {
 	}
 	data, err = json.Marshal(keyInfo{Type: keyType, PrivateKey: key})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding JWT secret: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating keystore: %w", err)
@@ -101,7 +105,7 @@ func (s Secret) NewToken(perms []rpcapi.Permission) (string, error) {
 	}
 	body, err := json.Marshal(payload{Allow: perms})
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("encoding token payload: %w", err)
 	}
 	signing := header + "." + b64(body)
 	return signing + "." + b64(s.sign(signing)), nil
@@ -121,30 +125,30 @@ func (s Secret) Verify(token string) ([]rpcapi.Permission, error) {
 	}
 	hdr, err := base64.RawURLEncoding.DecodeString(parts[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrInvalidToken, err)
 	}
 	var h struct{ Alg, Typ string }
 	if err := json.Unmarshal(hdr, &h); err != nil {
-		return nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: header: %w", ErrInvalidToken, err)
 	}
 	if h.Alg != "HS256" {
 		return nil, fmt.Errorf("%w: algorithm %q, want HS256", ErrInvalidToken, h.Alg)
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	if err != nil {
-		return nil, fmt.Errorf("%w: signature: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: signature: %w", ErrInvalidToken, err)
 	}
 	if !hmac.Equal(sig, s.sign(parts[0]+"."+parts[1])) {
 		return nil, fmt.Errorf("%w: signature mismatch", ErrInvalidToken)
 	}
 	body, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		return nil, fmt.Errorf("%w: payload: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: payload: %w", ErrInvalidToken, err)
 	}
 	var p payload
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: payload: %v", ErrInvalidToken, err)
+		return nil, fmt.Errorf("%w: payload: %w", ErrInvalidToken, err)
 	}
 	for _, perm := range p.Allow {
 		if _, ok := rpcapi.PermsUpTo(perm); !ok {
