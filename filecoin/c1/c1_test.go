@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,7 +147,9 @@ func TestDecodeSyntaxErrors(t *testing.T) {
 		{"empty", ""},
 		{"not json", "{"},
 		{"trailing data", good + " {}"},
-		{"unknown field", strings.Replace(good, `"comm_r":`, `"comm_x":[1],"comm_r":`, 1)},
+		{"unknown field, wrong value", strings.Replace(good, `"comm_r":`, `"comm_x":[1],"comm_r":"abc","x":`, 1)},
+		{"unknown variant", strings.Replace(good, `{"data":{"Single":`, `{"data":{"Single2":`, 1)},
+		{"unknown variant beside a known one", strings.Replace(good, `{"data":{"Single":`, `{"data":{"Other":1,"Single":`, 1)},
 		{"short domain", replaceDomain(good, "seed", "[1,2,3]")},
 		{"long domain", replaceDomain(good, "ticket", "["+strings.Repeat("1,", 32)+"1]")},
 		{"byte 256", replaceDomain(good, "ticket", "[256"+strings.Repeat(",0", 31)+"]")},
@@ -193,7 +197,6 @@ func TestCommit2In(t *testing.T) {
 		{"size mismatch", c1.Commit2In{SectorNum: 1, Phase1Out: good, SectorSize: 8 << 20}, "SectorSize"},
 		{"negative sector", c1.Commit2In{SectorNum: -1, Phase1Out: good, SectorSize: 2048}, "SectorNum"},
 		{"empty phase1", c1.Commit2In{SectorNum: 1, SectorSize: 2048}, "Phase1Out"},
-		{"unknown field", map[string]any{"SectorNum": 1, "Phase1Out": good, "SectorSize": 2048, "Miner": "f01000"}, "unknown field"},
 		{"bad inner", c1.Commit2In{SectorNum: 1, Phase1Out: []byte(`{"registered_proof":"x"}`), SectorSize: 2048}, "Phase1Out"},
 	}
 	for _, tc := range bad {
@@ -204,6 +207,74 @@ func TestCommit2In(t *testing.T) {
 	}
 	if _, _, _, err := c1.DecodeCommit2In([]byte(`{"SectorNum":1,"Phase1Out":"!!","SectorSize":2048}`)); err == nil {
 		t.Error("invalid base64 accepted")
+	}
+	// Unknown envelope fields are ignored, as serde ignores them, and named.
+	extra, _ := json.Marshal(map[string]any{"SectorNum": 1, "Phase1Out": good, "SectorSize": 2048, "Miner": "f01000"})
+	if in, _, _, err := c1.DecodeCommit2In(extra); err != nil || in.SectorNum != 1 {
+		t.Errorf("envelope with an unknown field: %+v %v", in, err)
+	}
+	if got := c1.UnknownCommit2InFields(extra); !reflect.DeepEqual(got, []string{"Miner"}) {
+		t.Errorf("UnknownCommit2InFields = %q, want [Miner]", got)
+	}
+	if got := c1.UnknownCommit2InFields(w); len(got) != 0 {
+		t.Errorf("UnknownCommit2InFields of a plain envelope = %q", got)
+	}
+}
+
+// TestDecodeUnknownFields: a real C1 output with fields no version of snarkd knows, at the top
+// level and nested (beside a challenge proof's fields, in a column, beside a Merkle proof's
+// "data", inside its variant, in a path element), decodes to the same output, and
+// UnknownFields names each of them once.
+func TestDecodeUnknownFields(t *testing.T) {
+	good := string(sealed2KiB(t))
+	want := decodeOK(t)
+	doc := good
+	for _, r := range []struct{ old, new string }{
+		{`{"registered_proof":`, `{"format_version":2,"registered_proof":`},
+		{`"comm_d_proofs":`, `"extra_proof":{"a":[1,{"b":null}]},"comm_d_proofs":`},
+		{`"_h":null`, `"_h":null,"height":"x\"y"`},
+		{`{"data":{"Single":{`, `{"cached":true,"data":{"Single":{"depth":3,`},
+		{`"index":`, `"Weight":1.5e3,"index":`},
+	} {
+		if !strings.Contains(doc, r.old) {
+			t.Fatalf("fixture has no %s", r.old)
+		}
+		doc = strings.ReplaceAll(doc, r.old, r.new)
+	}
+	got, p, err := c1.Decode([]byte(doc))
+	if err != nil {
+		t.Fatalf("C1 output with unknown fields refused: %v", err)
+	}
+	if p.SectorSize != 2048 || !reflect.DeepEqual(got, want) {
+		t.Fatal("C1 output with unknown fields decodes to another value than the original")
+	}
+	fields := c1.UnknownFields([]byte(doc))
+	wantFields := []string{
+		"format_version",
+		"vanilla_proofs.*[][].comm_d_proofs.cached",
+		"vanilla_proofs.*[][].comm_d_proofs.data.Single.depth",
+		"vanilla_proofs.*[][].comm_d_proofs.data.Single.path.path[].Weight",
+		"vanilla_proofs.*[][].extra_proof",
+		"vanilla_proofs.*[][].replica_column_proofs.c_x.column.height",
+	}
+	for _, f := range wantFields {
+		if !slices.Contains(fields, f) {
+			t.Errorf("UnknownFields does not name %s: %q", f, fields)
+		}
+	}
+	if len(c1.UnknownFields([]byte(good))) != 0 {
+		t.Errorf("UnknownFields of the plain output: %q", c1.UnknownFields([]byte(good)))
+	}
+	// Case-insensitive matches are fields encoding/json takes, not unknown ones.
+	if f := c1.UnknownFields([]byte(strings.Replace(good, `"seed":`, `"SEED":`, 1))); len(f) != 0 {
+		t.Errorf("a key matching a field but for case named unknown: %q", f)
+	}
+	// The values stay strict: a wrong value beside unknown fields is still refused.
+	if _, _, err := c1.Decode([]byte(strings.Replace(doc, `"format_version":2,"registered_proof":"StackedDrg2KiBV1_1"`, `"format_version":2,"registered_proof":"StackedDrg4KiBV1"`, 1))); err == nil {
+		t.Fatal("unknown proof type beside an unknown field accepted")
+	}
+	if _, _, err := c1.Decode([]byte(replaceDomain(doc, "seed", "[1,2,3]"))); err == nil {
+		t.Fatal("short seed beside unknown fields accepted")
 	}
 }
 
@@ -272,6 +343,11 @@ func FuzzDecode(f *testing.F) {
 			}
 			if _, pa, n, err := c1.DecodeAuto(b); err != nil || pa != p || n != -1 {
 				t.Fatalf("DecodeAuto of a bare output: %v, sector %d", err, n)
+			}
+			// Unknown fields are accepted (as serde accepts them); the re-encoding has none.
+			_ = c1.UnknownFields(b)
+			if f := c1.UnknownFields(again); len(f) != 0 {
+				t.Fatalf("re-encoding has unknown fields %q", f)
 			}
 		}
 		// A large bare output is the case above again; the wrapper decoders and the small

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 )
@@ -31,10 +32,13 @@ func fieldErr(field string, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
-// strictUnmarshal decodes one JSON value, refusing unknown fields and trailing data.
-func strictUnmarshal(b []byte, v any) error {
+// unmarshal decodes one JSON value, refusing trailing data. Object keys that name no field are
+// ignored, as serde (without deny_unknown_fields, which filecoin-proofs-api does not set) does:
+// a newer rust-fil-proofs may add fields, and Lotus and Curio accept its output. UnknownFields
+// names what was ignored; the values themselves stay strictly checked (types here, lengths in
+// Domain, ranges and shapes in Validate).
+func unmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
@@ -51,7 +55,7 @@ func Decode(b []byte) (*Output, *prooftypes.SealProof, error) {
 		return nil, nil, fmt.Errorf("%w: %d bytes exceeds the %d-byte limit", ErrMalformed, len(b), MaxInputBytes)
 	}
 	var o Output
-	if err := strictUnmarshal(b, &o); err != nil {
+	if err := unmarshal(b, &o); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	p, err := o.Validate()
@@ -68,13 +72,17 @@ func DecodeCommit2In(b []byte) (*Commit2In, *Output, *prooftypes.SealProof, erro
 		return nil, nil, nil, fmt.Errorf("%w: %d bytes exceeds the limit", ErrMalformed, len(b))
 	}
 	var w Commit2In
-	if err := strictUnmarshal(b, &w); err != nil {
+	if err := unmarshal(b, &w); err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: Commit2In: %w", ErrMalformed, err)
 	}
 	if w.SectorNum < 0 {
 		return nil, nil, nil, &FieldError{Field: "SectorNum", Err: fmt.Errorf("negative sector number %d", w.SectorNum)}
 	}
 	if len(w.Phase1Out) == 0 {
+		// Unknown keys are ignored, so a bare C1 output decodes as an empty envelope: say so.
+		if slices.Contains(UnknownCommit2InFields(b), "vanilla_proofs") {
+			return nil, nil, nil, &FieldError{Field: "Phase1Out", Err: errors.New("missing: this is a bare C1 output, want it inside the Commit2In envelope {SectorNum, Phase1Out, SectorSize}")}
+		}
 		return nil, nil, nil, &FieldError{Field: "Phase1Out", Err: errors.New("missing or empty")}
 	}
 	o, p, err := Decode(w.Phase1Out)

@@ -208,6 +208,14 @@ type merkleWire struct {
 	Data *dataWire `json:"data"`
 }
 
+// merkleWireIn is merkleWire as read: "data" is serde's externally tagged enum, an object with
+// exactly one key naming the variant. Unknown fields of a struct are ignored, but an unknown
+// variant is an error in serde, so the variant keys are checked here rather than left to
+// encoding/json, which would ignore them.
+type merkleWireIn struct {
+	Data map[string]json.RawMessage `json:"data"`
+}
+
 // MarshalJSON writes the serde enum form.
 func (p MerkleProof) MarshalJSON() ([]byte, error) {
 	var d dataWire
@@ -231,14 +239,36 @@ func nonNil(p []PathElement) []PathElement {
 	return p
 }
 
-// UnmarshalJSON reads the serde enum form; exactly one variant must be present.
+// UnmarshalJSON reads the serde enum form; exactly one variant must be present. Unknown fields
+// beside "data" and inside a variant are ignored, as serde ignores them.
 func (p *MerkleProof) UnmarshalJSON(b []byte) error {
-	var w merkleWire
-	if err := strictUnmarshal(b, &w); err != nil {
+	var in merkleWireIn
+	if err := unmarshal(b, &in); err != nil {
 		return err
 	}
-	if w.Data == nil {
+	if in.Data == nil {
 		return errors.New(`merkle proof: missing "data"`)
+	}
+	if len(in.Data) != 1 {
+		return fmt.Errorf("merkle proof: %d variants of Single/Sub/Top present, want exactly 1", len(in.Data))
+	}
+	var w merkleWire
+	w.Data = &dataWire{}
+	for k, v := range in.Data {
+		var err error
+		switch k {
+		case "Single":
+			err = unmarshal(v, &w.Data.Single)
+		case "Sub":
+			err = unmarshal(v, &w.Data.Sub)
+		case "Top":
+			err = unmarshal(v, &w.Data.Top)
+		default:
+			return fmt.Errorf("merkle proof: unknown variant %q, want Single, Sub or Top", k)
+		}
+		if err != nil {
+			return fmt.Errorf("merkle proof: %s: %w", k, err)
+		}
 	}
 	n := 0
 	if w.Data.Single != nil {

@@ -167,6 +167,11 @@ func porepInput(m *pb.SubmitProofRequest, req *rpcapi.ProofRequest) error {
 	if err != nil {
 		return bad("vanilla_proof", "%v", err)
 	}
+	// The envelope's unknown fields are ignored, as Lotus's own decoding ignores them; the C1
+	// output's are named when the job manager decodes it.
+	if unknown := c1.UnknownCommit2InFields(m.VanillaProof); len(unknown) > 0 {
+		log.Warnw("Commit2In envelope has fields snarkd does not know; ignored them", "request", m.GetRequestId(), "fields", unknown)
+	}
 	if uint64(w.SectorNum) != m.SectorNumber {
 		return bad("sector_number", "%d, but the Commit2In envelope is for sector %d", m.SectorNumber, w.SectorNum)
 	}

@@ -168,7 +168,7 @@ func TestMalformed(t *testing.T) {
 			var w c1.Commit2In
 			_ = json.Unmarshal(c2in, &w)
 			r.VanillaProof = w.Phase1Out
-		}), "vanilla_proof: malformed C1 output JSON: Commit2In"},
+		}), "vanilla_proof: c1 output: Phase1Out: missing: this is a bare C1 output"},
 		{"C1 envelope without Phase1Out", with(porepReq(), func(r *pb.SubmitProofRequest) {
 			r.VanillaProof = envelope(t, func(m map[string]any) { delete(m, "Phase1Out") })
 		}), "Phase1Out: missing or empty"},

@@ -113,6 +113,12 @@ func validate(req *rpcapi.ProofRequest, dec *Decoded) error {
 		if p.SectorSize != uint64(size) {
 			return bad("RegisteredProof", "%d (%d-byte sectors) does not match the C1 output's %s", req.RegisteredProof, size, p.Name)
 		}
+		// Fields the decode ignored (as filecoin-proofs-api's serde does) are named once per
+		// decoded request: a newer rust-fil-proofs, or a client bug, shows in the log.
+		if unknown := c1.UnknownFields(req.Phase1Out); len(unknown) > 0 {
+			log.Warnw("C1 output has fields snarkd does not know; ignored them, as filecoin-proofs-api does",
+				"request", req.RequestID, "proof", p.Name, "fields", unknown)
+		}
 		dec.C1, dec.SealProof = o, p
 	case rpcapi.KindWinningPoSt, rpcapi.KindWindowPoSt:
 		pp, err := post.Lookup(abi.RegisteredPoStProof(req.RegisteredProof))
