@@ -252,20 +252,19 @@ func authCommand() *cli.Command {
 			{
 				Name:  "create-token",
 				Usage: "print a token",
-				Flags: []cli.Flag{perm},
+				Flags: []cli.Flag{perm, jsonFlag},
 				Action: func(c *cli.Context) error {
 					tok, err := mint(c)
 					if err != nil {
 						return err
 					}
-					fmt.Fprintln(c.App.Writer, tok)
-					return nil
+					return printResult(c, newTokenResult(c, tok), func(w io.Writer) { fmt.Fprintln(w, tok) })
 				},
 			},
 			{
 				Name:  "api-info",
 				Usage: "print SNARKD_API_INFO=TOKEN:MULTIADDR for the running daemon",
-				Flags: []cli.Flag{perm},
+				Flags: []cli.Flag{perm, jsonFlag},
 				Action: func(c *cli.Context) error {
 					tok, err := mint(c)
 					if err != nil {
@@ -279,8 +278,9 @@ func authCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "SNARKD_API_INFO=%s:%s\n", tok, addr)
-					return nil
+					return printResult(c, newAPIInfoResult(c, tok, addr), func(w io.Writer) {
+						fmt.Fprintf(w, "SNARKD_API_INFO=%s:%s\n", tok, addr)
+					})
 				},
 			},
 		},
@@ -298,6 +298,7 @@ func workerCommand() *cli.Command {
 				&cli.StringFlag{Name: "miner-api-info", Required: true, EnvVars: []string{"MINER_API_INFO"},
 					Usage: "the miner's TOKEN:MULTIADDR with an admin token (`lotus-miner auth api-info --perm admin`)"},
 				&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back (default: the daemon's listen address)"},
+				jsonFlag,
 			},
 			Action: func(c *cli.Context) error {
 				info, err := rpcapi.ParseAPIInfo(c.String("miner-api-info"))
@@ -319,10 +320,14 @@ func workerCommand() *cli.Command {
 					return err
 				}
 				st, err := api.Status(c.Context)
-				if err == nil && st.Miner != nil {
-					fmt.Fprintf(c.App.Writer, "registered with lotus-miner %s (session %s); it dials %s\n", st.Miner.URL, st.Miner.Session, st.Miner.WorkerURL)
+				if err != nil {
+					return err
 				}
-				return err
+				return printResult(c, workerConnectResult{Miner: st.Miner}, func(w io.Writer) {
+					if st.Miner != nil {
+						fmt.Fprintf(w, "registered with lotus-miner %s (session %s); it dials %s\n", st.Miner.URL, st.Miner.Session, st.Miner.WorkerURL)
+					}
+				})
 			},
 		}},
 	}

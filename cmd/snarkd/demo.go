@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -28,6 +29,7 @@ func demoCommand() *cli.Command {
 					&cli.Uint64Flag{Name: "miner", Value: 1000, Usage: "miner actor ID the replica belongs to"},
 					&cli.Uint64Flag{Name: "sector", Value: 1, Usage: "sector number"},
 					&cli.StringFlag{Name: "out", Required: true, Usage: "Commit2In JSON file to write"},
+					jsonFlag,
 				},
 				Action: func(c *cli.Context) error {
 					p, err := parseSealProof(c.String("proof"))
@@ -53,9 +55,13 @@ func demoCommand() *cli.Command {
 					if err := os.WriteFile(c.String("out"), b, 0o600); err != nil {
 						return err
 					}
-					fmt.Fprintf(c.App.Writer, "sealed a %s sector (miner %d, sector %d) and wrote its C1 output to %s in %s\n",
-						p.Name, c.Uint64("miner"), c.Uint64("sector"), c.String("out"), time.Since(t0).Round(time.Millisecond))
-					return nil
+					took := time.Since(t0)
+					res := demoSealResult{Proof: p.Name, Miner: c.Uint64("miner"), Sector: c.Uint64("sector"), Out: c.String("out"),
+						TookSec: jsonSeconds(took)}
+					return printResult(c, res, func(w io.Writer) {
+						fmt.Fprintf(w, "sealed a %s sector (miner %d, sector %d) and wrote its C1 output to %s in %s\n",
+							p.Name, c.Uint64("miner"), c.Uint64("sector"), c.String("out"), took.Round(time.Millisecond))
+					})
 				},
 			},
 		},

@@ -26,14 +26,14 @@ func journalCommand() *cli.Command {
 			{
 				Name:   "check",
 				Usage:  "read the whole journal and report damage: exit 0 when intact, 1 when damaged",
-				Flags:  []cli.Flag{repoFlag},
+				Flags:  []cli.Flag{repoFlag, jsonFlag},
 				Action: journalCheck,
 			},
 			{
 				Name: "repair",
 				Usage: "salvage every readable job into a fresh journal, move the damaged file aside to " +
 					"jobs.db.broken-<time> and print how many jobs were recovered and lost",
-				Flags:  []cli.Flag{repoFlag},
+				Flags:  []cli.Flag{repoFlag, jsonFlag},
 				Action: journalRepair,
 			},
 		},
@@ -84,17 +84,22 @@ func journalCheck(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	switch {
-	case !rep.Exists && rep.Intact():
-		fmt.Fprintf(w, "%s: no journal yet; the daemon creates one at its first start\n", path)
-		return nil
-	case rep.Intact():
-		fmt.Fprintf(w, "%s: intact, %d jobs, %d bytes\n", path, rep.Jobs, rep.Size)
-		return nil
+	res := journalCheckResult{File: path, Exists: rep.Exists, Intact: rep.Intact(), Jobs: rep.Jobs, Bytes: rep.Size,
+		Problems: append([]string{}, rep.Problems...)}
+	err = printResult(c, res, func(w io.Writer) {
+		switch {
+		case !rep.Exists && rep.Intact():
+			fmt.Fprintf(w, "%s: no journal yet; the daemon creates one at its first start\n", path)
+		case rep.Intact():
+			fmt.Fprintf(w, "%s: intact, %d jobs, %d bytes\n", path, rep.Jobs, rep.Size)
+		default:
+			fmt.Fprintf(w, "%s: damaged\n", path)
+			printProblems(w, rep.Problems)
+		}
+	})
+	if err != nil || rep.Intact() {
+		return err
 	}
-	fmt.Fprintf(w, "%s: damaged\n", path)
-	printProblems(w, rep.Problems)
 	return cli.Exit(fmt.Sprintf("job journal %s is damaged: stop the daemon and run `snarkd journal repair --repo %s` to salvage the readable jobs", path, repo), exitFailed)
 }
 
@@ -114,25 +119,30 @@ func journalRepair(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := c.App.Writer
-	if len(res.Problems) == 0 {
-		fmt.Fprintf(w, "%s: intact, nothing to repair\n", path)
-		return nil
-	}
-	fmt.Fprintf(w, "%s was damaged:\n", path)
-	printProblems(w, res.Problems)
-	if res.BrokenPath != "" {
-		fmt.Fprintf(w, "moved the damaged file to %s (unchanged)\n", res.BrokenPath)
-	}
-	fmt.Fprintf(w, "wrote a fresh journal to %s\n", path)
-	fmt.Fprintf(w, "recovered %d jobs, lost %d\n", res.Recovered, len(res.Lost))
+	out := journalRepairResult{File: path, Repaired: len(res.Problems) > 0, Problems: append([]string{}, res.Problems...),
+		BrokenPath: res.BrokenPath, Recovered: res.Recovered, Lost: []lostJobJSON{}, Unknown: res.Unknown}
 	for _, l := range res.Lost {
-		fmt.Fprintf(w, "  lost job %s: %s\n", l.ID, l.Reason)
+		out.Lost = append(out.Lost, lostJobJSON{ID: l.ID, Reason: l.Reason})
 	}
-	if res.Unknown != "" {
-		fmt.Fprintf(w, "note: %s\n", res.Unknown)
-	}
-	return nil
+	return printResult(c, out, func(w io.Writer) {
+		if len(res.Problems) == 0 {
+			fmt.Fprintf(w, "%s: intact, nothing to repair\n", path)
+			return
+		}
+		fmt.Fprintf(w, "%s was damaged:\n", path)
+		printProblems(w, res.Problems)
+		if res.BrokenPath != "" {
+			fmt.Fprintf(w, "moved the damaged file to %s (unchanged)\n", res.BrokenPath)
+		}
+		fmt.Fprintf(w, "wrote a fresh journal to %s\n", path)
+		fmt.Fprintf(w, "recovered %d jobs, lost %d\n", res.Recovered, len(res.Lost))
+		for _, l := range res.Lost {
+			fmt.Fprintf(w, "  lost job %s: %s\n", l.ID, l.Reason)
+		}
+		if res.Unknown != "" {
+			fmt.Fprintf(w, "note: %s\n", res.Unknown)
+		}
+	})
 }
 
 func printProblems(w io.Writer, problems []string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -110,6 +111,7 @@ func paramsCommand() *cli.Command {
 					&cli.BoolFlag{Name: "if-missing", Usage: "do nothing (and succeed) when the .params, .vk and .meta files exist"},
 					&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the setup to this file"},
 					&cli.BoolFlag{Name: "progress", Usage: "draw the progress line even when stderr is not a terminal"},
+					jsonFlag,
 				},
 				Action: paramsGen,
 			},
@@ -152,8 +154,8 @@ func paramsGen(c *cli.Context) error {
 			}
 		}
 		if complete {
-			fmt.Fprintf(c.App.Writer, "%s parameters already in %s\n", p.Name, dir)
-			return nil
+			res := paramsGenResult{Proof: p.Name, Dir: dir, Base: p.Base, AlreadyPresent: true, Files: paramFileSizes(dir, p.Base)}
+			return printResult(c, res, func(w io.Writer) { fmt.Fprintf(w, "%s parameters already in %s\n", p.Name, dir) })
 		}
 	}
 	if _, err := os.Stat(path); err == nil && !c.Bool("force") {
@@ -218,8 +220,23 @@ func paramsGen(c *cli.Context) error {
 	}
 	tr.End()
 	stop()
-	fmt.Fprintln(c.App.Writer, genSummary(dir, p.Base, time.Since(t0), tr.Steps()))
-	return nil
+	total, steps := time.Since(t0), tr.Steps()
+	res := paramsGenResult{Proof: p.Name, Dir: dir, Base: p.Base, Files: paramFileSizes(dir, p.Base), TotalSec: jsonSeconds(total)}
+	for _, s := range steps {
+		res.Steps = append(res.Steps, genStepTime{Step: string(s.Step), Sec: jsonSeconds(s.Took)})
+	}
+	return printResult(c, res, func(w io.Writer) { fmt.Fprintln(w, genSummary(dir, p.Base, total, steps)) })
+}
+
+// paramFileSizes lists the .params, .vk and .meta files of base in dir that exist, with sizes.
+func paramFileSizes(dir, base string) []paramFileSize {
+	var out []paramFileSize
+	for _, ext := range []string{".params", ".vk", ".meta"} {
+		if fi, err := os.Stat(filepath.Join(dir, base+ext)); err == nil {
+			out = append(out, paramFileSize{File: base + ext, Bytes: fi.Size()})
+		}
+	}
+	return out
 }
 
 // Steps of `params gen` after the setup's own (groth16.SetupStep).

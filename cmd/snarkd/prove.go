@@ -77,7 +77,7 @@ func proveCommand() *cli.Command {
 				Name:      "cancel",
 				Usage:     "cancel a queued or running job",
 				ArgsUsage: "JOB-ID",
-				Flags:     []cli.Flag{apiInfoFlag},
+				Flags:     []cli.Flag{apiInfoFlag, jsonFlag},
 				Action:    cancelJob,
 			},
 		},
@@ -144,6 +144,12 @@ func cancelJob(c *cli.Context) error {
 		return list[0], nil
 	}
 	alreadyFinished := func(j rpcapi.Job) error {
+		if c.Bool("json") {
+			finished := j.Finished
+			if err := printJSON(c, cancelResult{JobID: j.ID, State: j.State, Finished: &finished}); err != nil {
+				return err
+			}
+		}
 		return cli.Exit(fmt.Sprintf("job %s had already finished (%s at %s): nothing to cancel", j.ID, j.State,
 			j.Finished.Local().Format("15:04:05")), exitAlreadyFinished)
 	}
@@ -159,8 +165,9 @@ func cancelJob(c *cli.Context) error {
 		return err
 	}
 	if running {
-		fmt.Fprintf(c.App.Writer, "cancelled job %s (it was running; it stops at its next step)\n", id)
-		return nil
+		return printResult(c, cancelResult{JobID: id, Cancelled: true, State: rpcapi.JobRunning}, func(w io.Writer) {
+			fmt.Fprintf(w, "cancelled job %s (it was running; it stops at its next step)\n", id)
+		})
 	}
 	// Cancel reports false for a queued job it cancelled and for one that finished meanwhile.
 	after, err := job()
@@ -170,8 +177,9 @@ func cancelJob(c *cli.Context) error {
 	if after.State != rpcapi.JobCancelled {
 		return alreadyFinished(after)
 	}
-	fmt.Fprintf(c.App.Writer, "cancelled job %s (it was queued)\n", id)
-	return nil
+	return printResult(c, cancelResult{JobID: id, Cancelled: true, State: rpcapi.JobQueued}, func(w io.Writer) {
+		fmt.Fprintf(w, "cancelled job %s (it was queued)\n", id)
+	})
 }
 
 func parsePriority(s string) (rpcapi.Priority, error) {
