@@ -188,15 +188,33 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	defer d.Close()
 	workerURL := d.cfg.Lotus.WorkerURL
 	if workerURL == "" {
-		if u, err := lotus.WorkerURL(ln.Addr()); err == nil {
+		u, err := lotus.WorkerURL(ln.Addr())
+		switch {
+		case err == nil:
 			workerURL = u
-		} else if d.cfg.Lotus.MinerAPIInfo != "" {
-			return err
+		case !errors.Is(err, lotus.ErrWildcardListen):
+			if d.cfg.Lotus.MinerAPIInfo != "" {
+				return err
+			}
+		default:
+			// Every interface: the address is derived from the miner's connection, at start for
+			// a configured miner and at MinerAttach for one attached later (which may sit on
+			// another network).
+			d.prover.listen = ln.Addr()
+			if d.cfg.Lotus.MinerAPIInfo == "" {
+				log.Infow("the API listens on every interface and Lotus.WorkerURL is empty: the address a lotus-miner "+
+					"dials back is derived when one is attached", "listen", ln.Addr().String())
+			}
 		}
 	}
 	d.prover.workerURL = workerURL
 	switch rec, err := d.rememberedMiner(); {
 	case d.cfg.Lotus.MinerAPIInfo != "":
+		if workerURL == "" {
+			if workerURL, err = d.prover.deriveWorkerURL(ctx, d.cfg.Lotus.MinerAPIInfo); err != nil {
+				return fmt.Errorf("Lotus.MinerAPIInfo: %w", err)
+			}
+		}
 		if err := d.attacher.Attach(ctx, d.cfg.Lotus.MinerAPIInfo, workerURL, false); err != nil {
 			return fmt.Errorf("Lotus.MinerAPIInfo: %w", err)
 		}
@@ -205,6 +223,11 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 	case rec != nil:
 		if rec.WorkerURL != "" {
 			workerURL = rec.WorkerURL
+		} else if workerURL == "" {
+			if workerURL, err = d.prover.deriveWorkerURL(ctx, rec.APIInfo); err != nil {
+				log.Warnw("remembered lotus-miner: not registering again", "err", err)
+				break
+			}
 		}
 		log.Infow("registering again with the lotus-miner attached before the restart", "worker", workerURL)
 		if err := d.attacher.Attach(ctx, rec.APIInfo, workerURL, false); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/filecoin-project/go-jsonrpc"
@@ -30,6 +31,9 @@ type ProverAPI struct {
 	params    *prover.ParamCache
 	attacher  *lotus.Attacher
 	workerURL string
+	// listen is the API's address when it is every interface's and no worker URL is
+	// configured: deriveWorkerURL finds the address for each miner; nil otherwise.
+	listen    net.Addr
 	started   time.Time
 	devices   []rpcapi.DeviceStatus
 	gpuStatus func() gpu.Status
@@ -175,6 +179,12 @@ func (p *ProverAPI) MinerAttach(ctx context.Context, minerAPIInfo, workerURL str
 	if workerURL == "" {
 		workerURL = p.workerURL
 	}
+	if workerURL == "" && p.listen != nil {
+		var err error
+		if workerURL, err = p.deriveWorkerURL(ctx, minerAPIInfo); err != nil {
+			return err
+		}
+	}
 	if err := p.attacher.Attach(ctx, minerAPIInfo, workerURL, true); err != nil {
 		return err
 	}
@@ -182,6 +192,18 @@ func (p *ProverAPI) MinerAttach(ctx context.Context, minerAPIInfo, workerURL str
 		return p.remember(minerAPIInfo, explicit)
 	}
 	return nil
+}
+
+// deriveWorkerURL finds the URL the miner of minerAPIInfo dials back when the API listens on
+// every interface (lotus.RoutableWorkerURL), and logs it.
+func (p *ProverAPI) deriveWorkerURL(ctx context.Context, minerAPIInfo string) (string, error) {
+	u, err := lotus.RoutableWorkerURL(ctx, minerAPIInfo, p.listen)
+	if err != nil {
+		return "", fmt.Errorf("no worker URL for the miner to dial back: the API listens on %s (every interface) and "+
+			"Lotus.WorkerURL is empty, and deriving this host's address failed: %w; set --worker-url (Lotus.WorkerURL)", p.listen, err)
+	}
+	log.Infow("derived the worker URL the lotus-miner dials back from the connection to it", "worker_url", u, "listen", p.listen.String())
+	return u, nil
 }
 
 // proveFFI runs an ffi-shaped call as a job keyed by its content.

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	logging "github.com/ipfs/go-log/v2"
 	"github.com/urfave/cli/v2"
 
 	"github.com/snarkd/snarkd/config"
@@ -38,7 +37,7 @@ func repoPath(c *cli.Context) (string, error) {
 }
 
 // loadConfig reads the repo's config with env overrides, then applies the global log flags and
-// sets up logging from the result.
+// sets up logging from the result and the GOLOG_* variables.
 func loadConfig(c *cli.Context, repo string) (config.Config, error) {
 	cfg, err := config.Load(repo, os.Environ())
 	if err != nil {
@@ -53,23 +52,10 @@ func loadConfig(c *cli.Context, repo string) (config.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
-	setupLogging(cfg.Log)
+	if err := setupLogging(cfg.Log, os.Getenv); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
-}
-
-func setupLogging(l config.Log) {
-	lvl, err := logging.LevelFromString(l.Level)
-	if err != nil {
-		lvl = logging.LevelInfo
-	}
-	format := logging.ColorizedOutput
-	if l.Format == "json" {
-		format = logging.JSONOutput
-	} else if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
-		format = logging.PlaintextOutput
-	}
-	logging.SetupLogging(logging.Config{Format: format, Level: lvl, Stderr: true})
-	logging.SetAllLoggers(lvl)
 }
 
 // tokenFile holds an admin token for CLI clients on the same host (as Lotus's repo "token").
@@ -144,7 +130,8 @@ func readAPIFile(repo string) (string, error) {
 	return addr, nil
 }
 
-// proverClient dials the daemon's native API; websocket when streaming is needed.
+// proverClient dials the daemon's native API, websocket when streaming is needed, and checks
+// that the daemon speaks this build's API (checkVersion).
 func proverClient(c *cli.Context, ws bool) (rpcapi.Prover, func(), error) {
 	info, err := endpoint(c)
 	if err != nil {
@@ -164,6 +151,10 @@ func proverClient(c *cli.Context, ws bool) (rpcapi.Prover, func(), error) {
 	api, closer, err := rpcapi.NewProverClient(c.Context, addr, info.Header())
 	if err != nil {
 		return nil, nil, fmt.Errorf("connecting to %s: %w", addr, err)
+	}
+	if err := checkVersion(c, api); err != nil {
+		closer()
+		return nil, nil, err
 	}
 	return api, closer, nil
 }

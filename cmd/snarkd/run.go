@@ -39,10 +39,12 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Usage: "host:port for the JSON-RPC API (overrides API.ListenAddress)"},
 			&cli.StringFlag{Name: "backend", Usage: "proving backend: auto, cpu or cuda (overrides Prover.Backend)"},
-			&cli.StringFlag{Name: "miner-api-info", Usage: "register with this lotus-miner, TOKEN:MULTIADDR with an admin token (overrides Lotus.MinerAPIInfo)"},
-			&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back, http://host:port/rpc/v0 (overrides Lotus.WorkerURL)"},
+			&cli.StringFlag{Name: "miner-api-info", Usage: "register with this lotus-miner, TOKEN:MULTIADDR with an admin token (overrides Lotus.MinerAPIInfo, SNARKD_MINER_API_INFO and MINER_API_INFO)"},
+			&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back, http://host:port/rpc/v0 (overrides Lotus.WorkerURL; default: the listen address, or with --listen 0.0.0.0:PORT this host's address on the connection to the miner)"},
 			&cli.StringFlag{Name: "cuzk-listen", Usage: "serve the cuzk.v1 gRPC proving API for Curio on unix:///path.sock or host:port (overrides Cuzk.ListenAddress)"},
 			&cli.StringFlag{Name: "worker-mode", Usage: "what the daemon is to a lotus-miner: seal, windowpost or winningpost (overrides Lotus.WorkerMode)"},
+			&cli.BoolFlag{Name: "windowpost", Usage: "lotus-worker's name for --worker-mode windowpost"},
+			&cli.BoolFlag{Name: "winningpost", Usage: "lotus-worker's name for --worker-mode winningpost"},
 			&cli.StringFlag{Name: "simulate-gpus", Usage: "prove on simulated GPUs of these sizes, e.g. 2x16GiB or 1x80GB,2x24GiB; the arithmetic runs on the CPU (overrides GPU.Simulate)"},
 			&cli.StringFlag{Name: "vram-headroom", Usage: "device memory left free on every GPU for other processes, e.g. 512MiB, 0 for none (overrides GPU.VRAMHeadroom)"},
 			&cli.IntFlag{Name: "gpu-workers", Usage: "partitions in flight on one GPU (overrides GPU.WorkersPerDevice)"},
@@ -65,6 +67,17 @@ func stringOverride(flag string, setting func(*config.Config) *string) runOverri
 	}}
 }
 
+// postOverride is lotus-worker's boolean flag for the PoSt worker mode of the same name:
+// true sets Lotus.WorkerMode (postFlags has refused contradicting flags), false changes nothing.
+func postOverride(mode string) runOverride {
+	return runOverride{mode, func(cfg *config.Config, c *cli.Context) error {
+		if c.Bool(mode) {
+			cfg.Lotus.WorkerMode = mode
+		}
+		return nil
+	}}
+}
+
 // runOverrides are the flags of `snarkd run` that override settings, in the order they apply.
 var runOverrides = []runOverride{
 	stringOverride("listen", func(c *config.Config) *string { return &c.API.ListenAddress }),
@@ -73,6 +86,8 @@ var runOverrides = []runOverride{
 	stringOverride("worker-url", func(c *config.Config) *string { return &c.Lotus.WorkerURL }),
 	stringOverride("cuzk-listen", func(c *config.Config) *string { return &c.Cuzk.ListenAddress }),
 	stringOverride("worker-mode", func(c *config.Config) *string { return &c.Lotus.WorkerMode }),
+	postOverride(config.WorkerModeWindowPoSt),
+	postOverride(config.WorkerModeWinningPoSt),
 	stringOverride("simulate-gpus", func(c *config.Config) *string { return &c.GPU.Simulate }),
 	{"vram-headroom", func(cfg *config.Config, c *cli.Context) error {
 		b, err := config.ParseBytes(c.String("vram-headroom"))
@@ -85,15 +100,35 @@ var runOverrides = []runOverride{
 	}},
 }
 
-// runConfig is the daemon's configuration: the repo's config.toml and SNARKD_* variables
-// (whose errors name the setting), then the flags, each checked on its own so that an error
+// runConfig is the daemon's configuration: the repo's config.toml, SNARKD_* variables and
+// lotus-worker's MINER_API_INFO (whose errors name the setting), then the flags, each checked on its own so that an error
 // names the flag. The repo need not exist yet.
 func runConfig(c *cli.Context, repo string) (config.Config, error) {
 	cfg, err := loadConfig(c, repo)
 	if err != nil {
 		return cfg, err
 	}
+	minerFrom := "config.toml Lotus.MinerAPIInfo"
+	if lotusInfo := os.Getenv(lotusMinerAPIInfoEnv); lotusInfo != "" {
+		// lotus-worker's variable, so that a worker's environment file serves snarkd as is; it
+		// sits beside SNARKD_MINER_API_INFO in the environment layer, below it.
+		if os.Getenv(snarkdMinerAPIInfoEnv) == "" {
+			cfg.Lotus.MinerAPIInfo, minerFrom = lotusInfo, lotusMinerAPIInfoEnv
+		} else if !c.IsSet("miner-api-info") {
+			log.Infow("both "+snarkdMinerAPIInfoEnv+" and "+lotusMinerAPIInfoEnv+" are set: using "+snarkdMinerAPIInfoEnv,
+				"ignored", lotusMinerAPIInfoEnv)
+		}
+	}
+	if minerFrom != lotusMinerAPIInfoEnv && os.Getenv(snarkdMinerAPIInfoEnv) != "" {
+		minerFrom = snarkdMinerAPIInfoEnv
+	}
 	if err := checkMinerAPIInfo(cfg.Lotus.MinerAPIInfo); err != nil {
+		if minerFrom == lotusMinerAPIInfoEnv {
+			err = fmt.Errorf("%s: %w", lotusMinerAPIInfoEnv, err)
+		}
+		return cfg, err
+	}
+	if err := postFlags(c); err != nil {
 		return cfg, err
 	}
 	for _, o := range runOverrides {
@@ -111,7 +146,41 @@ func runConfig(c *cli.Context, repo string) (config.Config, error) {
 			return cfg, usagef("--%s: %w", o.flag, err)
 		}
 	}
+	if c.IsSet("miner-api-info") {
+		minerFrom = "--miner-api-info"
+	}
+	if cfg.Lotus.MinerAPIInfo != "" {
+		log.Infow("lotus-miner to register with", "from", minerFrom)
+	}
 	return cfg, nil
+}
+
+// The environment variables that name the lotus-miner: snarkd's (Lotus.MinerAPIInfo) and
+// lotus-worker's, which SNARKD_MINER_API_INFO overrides when both are set.
+const (
+	snarkdMinerAPIInfoEnv = "SNARKD_MINER_API_INFO"
+	lotusMinerAPIInfoEnv  = "MINER_API_INFO"
+)
+
+// postFlags refuses contradictory uses of lotus-worker's booleans for the PoSt worker modes
+// (--windowpost, --winningpost, named as the modes they select): both at once, or one beside a
+// --worker-mode that names another mode.
+func postFlags(c *cli.Context) error {
+	var given []string
+	for _, mode := range []string{config.WorkerModeWindowPoSt, config.WorkerModeWinningPoSt} {
+		if c.Bool(mode) {
+			given = append(given, mode)
+		}
+	}
+	switch {
+	case len(given) == 2:
+		return usagef("--windowpost and --winningpost contradict each other: a daemon is one kind of PoSt worker " +
+			"(Lotus.WorkerMode); run one daemon per mode")
+	case len(given) == 1 && c.IsSet("worker-mode") && c.String("worker-mode") != given[0]:
+		return usagef("--%s and --worker-mode %s contradict each other: --%s is --worker-mode %s",
+			given[0], c.String("worker-mode"), given[0], given[0])
+	}
+	return nil
 }
 
 // checkMinerAPIInfo parses Lotus.MinerAPIInfo the way the attachment will, so that a value

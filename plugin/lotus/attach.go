@@ -2,10 +2,12 @@ package lotus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
+	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
@@ -247,18 +249,61 @@ func (a *Attacher) Close() {
 	a.wg.Wait()
 }
 
-// WorkerURL derives the URL a miner dials back from the address the API listens on.
+// WorkerURL derives the URL a miner dials back from the address the API listens on. A wildcard
+// address (0.0.0.0, [::]) names no host the miner can dial: its error wraps ErrWildcardListen,
+// and RoutableWorkerURL derives one instead.
 func WorkerURL(listen net.Addr) (string, error) {
 	tcp, ok := listen.(*net.TCPAddr)
 	if !ok {
 		return "", fmt.Errorf("listen address %s is not TCP", listen)
 	}
 	if tcp.IP.IsUnspecified() {
-		return "", fmt.Errorf("the API listens on %s (every interface): set Lotus.WorkerURL to the address the miner should dial", listen)
+		return "", fmt.Errorf("the API listens on %s: %w", listen, ErrWildcardListen)
 	}
-	host := tcp.IP.String()
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
+	return workerURL(tcp.IP, tcp.Port), nil
+}
+
+// ErrWildcardListen is WorkerURL's error for a listen address on every interface.
+var ErrWildcardListen = errors.New("every interface, which names no address for the miner to dial: set Lotus.WorkerURL (--worker-url)")
+
+func workerURL(ip net.IP, port int) string {
+	return fmt.Sprintf("http://%s/rpc/v0", net.JoinHostPort(ip.String(), strconv.Itoa(port)))
+}
+
+// MinerDialTimeout bounds the connection RoutableWorkerURL opens to the miner.
+const MinerDialTimeout = 30 * time.Second
+
+// RoutableWorkerURL derives the URL a miner dials back when the API listens on every interface,
+// as lotus-worker does for `--listen 0.0.0.0:PORT`: it opens a TCP connection to the miner's API
+// address (minerAPIInfo, TOKEN:MULTIADDR) and takes the local address of that connection, which
+// is the address of the interface the host routes to the miner by, with the API's port. Unlike
+// lotus-worker it also handles IPv6 local addresses.
+func RoutableWorkerURL(ctx context.Context, minerAPIInfo string, listen net.Addr) (string, error) {
+	tcp, ok := listen.(*net.TCPAddr)
+	if !ok {
+		return "", fmt.Errorf("listen address %s is not TCP", listen)
 	}
-	return fmt.Sprintf("http://%s:%d/rpc/v0", host, tcp.Port), nil
+	info, err := rpcapi.ParseAPIInfo(minerAPIInfo)
+	if err != nil {
+		return "", fmt.Errorf("miner API info: %w", err)
+	}
+	minerURL, err := info.URL("http")
+	if err != nil {
+		return "", fmt.Errorf("miner API info: %w", err)
+	}
+	u, err := url.Parse(minerURL)
+	if err != nil {
+		return "", fmt.Errorf("miner API info: %w", err)
+	}
+	d := net.Dialer{Timeout: MinerDialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return "", fmt.Errorf("connecting to the miner at %s to learn this host's address on its network: %w", u.Host, err)
+	}
+	defer conn.Close()
+	local, ok := conn.LocalAddr().(*net.TCPAddr)
+	if !ok || local.IP.IsUnspecified() {
+		return "", fmt.Errorf("connection to the miner at %s has no usable local address (%s)", u.Host, conn.LocalAddr())
+	}
+	return workerURL(local.IP, tcp.Port), nil
 }
