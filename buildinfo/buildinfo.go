@@ -11,7 +11,7 @@ import (
 var Version = "dev"
 
 // APIVersion is the semantic version of the native Prover API; clients compare its major part.
-const APIVersion = "0.1.0"
+const APIVersion = "0.2.0"
 
 // String returns the version with the VCS revision and Go version, e.g. "v0.1.0 (go1.26.8)".
 func String() string {

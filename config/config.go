@@ -138,6 +138,10 @@ type Cuzk struct {
 // DefaultJobsWorkers is how many jobs prove at once by default.
 const DefaultJobsWorkers = 2
 
+// DefaultDrainGrace is Jobs.DrainGrace's default: a 32 GiB PoRep C2 takes a few minutes on
+// a GPU (tens on a CPU), so a stop rarely cuts one short.
+const DefaultDrainGrace = Duration(10 * time.Minute)
+
 // Jobs configures the job manager.
 type Jobs struct {
 	// Workers is how many jobs prove at once (besides the PoSt-only worker). Two by default: the
@@ -148,6 +152,10 @@ type Jobs struct {
 	MaxPending int `toml:"MaxPending" env:"SNARKD_JOBS_MAX_PENDING"`
 	// Retention is how long finished jobs and delivered results stay in the journal.
 	Retention Duration `toml:"Retention" env:"SNARKD_JOBS_RETENTION"`
+	// DrainGrace is how long a stopping daemon (SIGTERM, `snarkd stop`) lets its running jobs
+	// finish before it hands them back: long enough for a 32 GiB C2 by default, so that a
+	// restart does not throw away minutes of proving.
+	DrainGrace Duration `toml:"DrainGrace" env:"SNARKD_JOBS_DRAIN_GRACE"`
 	// MaxTestConstraints and MaxTestPartitions bound a "test" job submitted with a token that
 	// grants write but not admin (and through the cuzk service): each new (constraints, seed)
 	// runs a setup whose parameters are kept in memory and under <repo>/params.
@@ -275,7 +283,7 @@ func Default() Config {
 		Log: Log{Level: "info", Format: "text"},
 		Prover: Prover{Backend: "auto", ParameterCache: DefaultParameterCache, Synthesis: SynthesisCompiled,
 			MaxTestSetups: DefaultMaxTestSetups},
-		Jobs: Jobs{Workers: DefaultJobsWorkers, MaxPending: 1024, Retention: Duration(24 * time.Hour),
+		Jobs: Jobs{Workers: DefaultJobsWorkers, MaxPending: 1024, Retention: Duration(24 * time.Hour), DrainGrace: DefaultDrainGrace,
 			MaxTestConstraints: DefaultMaxTestConstraints, MaxTestPartitions: DefaultMaxTestPartitions,
 			AdminMaxTestConstraints: DefaultAdminMaxTestConstraints, AdminMaxTestPartitions: DefaultAdminMaxTestPartitions},
 		Lotus: Lotus{
@@ -386,6 +394,9 @@ func (c Config) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("%s %s: must be positive", name, d)
 		}
+	if c.Jobs.DrainGrace < 0 {
+		return fmt.Errorf("Jobs.DrainGrace %s: want 0 (hand running jobs back at once) or more", c.Jobs.DrainGrace)
+	}
 	}
 	if c.Lotus.ReturnRetryMax < c.Lotus.ReturnRetryMin {
 		return fmt.Errorf("Lotus.ReturnRetryMax %s is below Lotus.ReturnRetryMin %s", c.Lotus.ReturnRetryMax, c.Lotus.ReturnRetryMin)

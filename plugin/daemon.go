@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/snarkd/snarkd/config"
@@ -57,7 +58,7 @@ type Options struct {
 	// GPUMetrics are the counters the GPU scheduler reports to (gpu.Config.Metrics), rendered
 	// on /metrics.
 	GPUMetrics *GPUMetrics
-	// Shutdown stops the daemon (Filecoin.Shutdown).
+	// Shutdown stops the daemon (Filecoin.Shutdown); nil: Daemon.Stop, the drain a signal starts.
 	Shutdown func()
 	// Ready, when set, is called by Serve once the configured lotus-miner attachment has been
 	// parsed and started, just before the API answers on addr; an error from it ends Serve.
@@ -87,6 +88,12 @@ type Daemon struct {
 	ready      func(net.Addr) error
 
 	deliverer *lotus.Deliverer
+
+	// stopMu orders Stop's calls: the first starts the drain, later ones skip its grace.
+	stopMu sync.Mutex
+	stops  int
+	// stopping is closed by the first Stop; Serve then drains and returns.
+	stopping chan struct{}
 }
 
 // Open builds the daemon: it loads (or creates) the token secret, opens the journal, recovers
@@ -136,9 +143,14 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		cfg: cfg, backend: opts.BackendName, secret: secret, verifier: verifier, journal: j,
 		pipeline: pipe, jobs: m, cancel: cancel, name: name, repo: opts.Repo,
 		gpuStatus: opts.GPUStatus, gpuMetrics: opts.GPUMetrics, prom: prom, ready: opts.Ready,
+		stopping: make(chan struct{}),
 	}
 	prom.reg.MustRegister(stateCollector{d})
-	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, opts.Shutdown)
+	shutdown := opts.Shutdown
+	if shutdown == nil {
+		shutdown = func() { d.Stop() }
+	}
+	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, shutdown)
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
 	if mode := lotus.Mode(cfg.Lotus.WorkerMode); mode != lotus.ModeSeal {
 		vf := lotus.NewVanillaFetcher(d.attacher.Storage, cfg.Lotus.PoStParallelReads, cfg.Lotus.PoStReadTimeout.D(), nil)
@@ -157,7 +169,7 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		devices = []rpcapi.DeviceStatus{{Name: "cpu"}}
 	}
 	d.prover = &ProverAPI{Backend: opts.BackendName, jobs: m, params: pipe.Params(), attacher: d.attacher,
-		started: time.Now(), devices: devices, gpuStatus: opts.GPUStatus, remember: d.rememberMiner}
+		started: time.Now(), devices: devices, gpuStatus: opts.GPUStatus, remember: d.rememberMiner, stop: d.Stop}
 	d.prover.writeQuota, d.prover.adminQuota = testQuotas(cfg.Jobs)
 	d.server = New(cfg, Handlers{
 		Prover: d.prover, Worker: d.worker, Verify: verifier.Verify,
@@ -181,9 +193,11 @@ func (d *Daemon) Params() *prover.ParamCache { return d.pipeline.Params() }
 // Handler is the HTTP handler.
 func (d *Daemon) Handler() http.Handler { return d.server.Handler() }
 
-// Serve answers on ln until ctx ends, then closes the daemon. With Lotus.MinerAPIInfo set it
-// registers with that miner in the background. Options.Ready runs before the first request is
-// answered.
+// Serve answers on ln until ctx ends or Stop is called, drains (Stop: running jobs finish
+// within Jobs.DrainGrace while the API keeps answering, then the rest is handed back), and
+// closes the daemon. With Lotus.MinerAPIInfo set it registers with that miner in the
+// background. Options.Ready runs before the first request is answered. grace bounds the HTTP
+// server's shutdown after the drain.
 func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	defer d.Close()
 	workerURL := d.cfg.Lotus.WorkerURL
@@ -239,7 +253,92 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 			return err
 		}
 	}
-	return d.server.Serve(ctx, ln, grace)
+	// The API keeps answering through the drain (Await, Status, the miner's calls), so it
+	// stops on its own context, after the drain, not on ctx.
+	srvCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		select {
+		case <-ctx.Done():
+			d.Stop()
+		case <-d.stopping:
+		case <-srvCtx.Done():
+			return // the server failed; Close hands the running jobs back
+		}
+		d.drain()
+		stopServing()
+	}()
+	err := d.server.Serve(srvCtx, ln, grace)
+	stopServing()
+	<-drained
+	return err
+}
+
+// Stop makes the daemon drain and exit, and returns the drain's state. The first call (a
+// signal, `snarkd stop`, the Lotus Shutdown call) starts the drain: the job manager refuses new
+// work and starts no queued job (StartDrain), the Lotus worker answers Session with "worker
+// disabled" so that the miner's scheduler sends nothing more, and Serve lets the running jobs
+// finish until Jobs.DrainGrace has passed, then hands back the rest and returns. A later call
+// skips the rest of the grace.
+func (d *Daemon) Stop() rpcapi.DrainStatus {
+	d.stopMu.Lock()
+	defer d.stopMu.Unlock()
+	d.stops++
+	if d.stops == 1 {
+		grace := d.cfg.Jobs.DrainGrace.D()
+		log.Infow("stop requested: draining", "grace", grace)
+		d.jobs.StartDrain(time.Now().Add(grace))
+		_ = d.worker.SetEnabled(context.Background(), false)
+		close(d.stopping)
+	} else {
+		log.Warnw("stop requested again while draining: skipping the rest of the grace", "requests", d.stops)
+		d.jobs.SkipDrain()
+	}
+	if st := d.jobs.DrainStatus(); st != nil {
+		return *st
+	}
+	return rpcapi.DrainStatus{}
+}
+
+// deliverWait bounds how long a drained daemon waits for the miner to take the results of
+// the Lotus calls it handed back (code 101) before it exits; what is not delivered stays in the
+// journal and goes at the next start.
+const deliverWait = 15 * time.Second
+
+// drain runs the drain Stop started, then gives the Lotus calls it failed a moment to reach
+// the miner, so that the miner reschedules them now rather than when the daemon is back.
+func (d *Daemon) drain() {
+	until := time.Now()
+	if st := d.jobs.DrainStatus(); st != nil {
+		until = st.Until
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), until)
+	defer cancel()
+	d.jobs.Drain(ctx)
+	if m := d.attacher.Status(); m == nil || !m.Connected {
+		return
+	}
+	deadline := time.Now().Add(deliverWait)
+	for d.undelivered() > 0 {
+		if time.Now().After(deadline) {
+			log.Warnw("results not yet taken by the miner; they stay in the journal for the next start", "results", d.undelivered())
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// undelivered counts final Lotus calls whose result the miner has not taken yet.
+func (d *Daemon) undelivered() int {
+	n := 0
+	for _, j := range d.jobs.Jobs(rpcapi.JobFilter{States: []rpcapi.JobState{rpcapi.JobDone, rpcapi.JobFailed, rpcapi.JobCancelled}}) {
+		if j.Origin == rpcapi.OriginLotus && j.CallID != nil && !j.Delivered {
+			n++
+		}
+	}
+	return n
 }
 
 // Close stops registration, delivery and the provers, and closes the journal. Running jobs

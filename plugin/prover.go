@@ -38,6 +38,8 @@ type ProverAPI struct {
 	devices   []rpcapi.DeviceStatus
 	gpuStatus func() gpu.Status
 	remember  func(apiInfo, workerURL string) error
+	// stop starts the daemon's drain (Daemon.Stop); nil in processes that serve no daemon.
+	stop func() rpcapi.DrainStatus
 	// writeQuota and adminQuota bound test jobs of callers without and with admin permission.
 	writeQuota, adminQuota *jobs.TestQuota
 }
@@ -113,7 +115,16 @@ func (p *ProverAPI) Status(context.Context) (rpcapi.StatusInfo, error) {
 	if p.attacher != nil {
 		st.Miner = p.attacher.Status()
 	}
+	st.Draining = snap.Drain
 	return st, nil
+}
+
+// Stop makes the daemon drain and exit (Daemon.Stop).
+func (p *ProverAPI) Stop(context.Context) (rpcapi.DrainStatus, error) {
+	if p.stop == nil {
+		return rpcapi.DrainStatus{}, errors.New("this prover cannot be stopped through its API")
+	}
+	return p.stop(), nil
 }
 
 // Submit queues a request.

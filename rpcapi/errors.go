@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/filecoin-project/go-jsonrpc"
 )
@@ -26,6 +27,7 @@ const (
 	CodeJobFailed                         // 1007
 	CodeJobCancelled                      // 1008
 	CodeShuttingDown                      // 1009
+	CodeDraining                          // 1010
 )
 
 func init() {
@@ -38,6 +40,7 @@ func init() {
 	RPCErrors.Register(CodeJobFailed, new(*ErrJobFailed))
 	RPCErrors.Register(CodeJobCancelled, new(*ErrJobCancelled))
 	RPCErrors.Register(CodeShuttingDown, new(*ErrShuttingDown))
+	RPCErrors.Register(CodeDraining, new(*ErrDraining))
 }
 
 // ErrNotSupported is Lotus's answer for a worker method this worker does not implement. Lotus
@@ -127,6 +130,24 @@ type ErrShuttingDown struct{}
 
 func (e *ErrShuttingDown) Error() string { return "snarkd is shutting down" }
 
+// ErrDraining refuses new work while the daemon drains before it stops (a signal, `snarkd stop`
+// or the Lotus Shutdown call): its running jobs finish within Jobs.DrainGrace, its queued jobs
+// stay in the journal for the next start, and it takes nothing new, so a client should send the
+// request to another prover or retry once this one has restarted.
+type ErrDraining struct {
+	// Until is when the drain's grace ends: what still runs then is handed back and the
+	// daemon exits.
+	Until time.Time `json:",omitempty"`
+}
+
+func (e *ErrDraining) Error() string {
+	msg := "snarkd is draining before it stops and takes no new work (running jobs finish, queued ones are proved after its restart); send the request to another prover or retry once it has restarted"
+	if !e.Until.IsZero() {
+		msg += fmt.Sprintf(" (it exits by %s)", e.Until.UTC().Format(time.RFC3339))
+	}
+	return msg
+}
+
 // The typed errors carry their fields in JSON-RPC "meta" so clients see them, not just text.
 // Local alias types avoid recursing into these methods.
 
@@ -196,3 +217,11 @@ func (e *ErrJobCancelled) UnmarshalJSON(b []byte) error {
 }
 func (e *ErrShuttingDown) MarshalJSON() ([]byte, error) { return []byte("{}"), nil }
 func (e *ErrShuttingDown) UnmarshalJSON(b []byte) error { return nil }
+func (e *ErrDraining) MarshalJSON() ([]byte, error) {
+	type t ErrDraining
+	return json.Marshal((*t)(e))
+}
+func (e *ErrDraining) UnmarshalJSON(b []byte) error {
+	type t ErrDraining
+	return json.Unmarshal(b, (*t)(e))
+}

@@ -249,6 +249,25 @@ type StatusInfo struct {
 	Failed          uint64
 	Cancelled       uint64
 	Miner           *MinerStatus `json:",omitempty"`
+	// Draining is set while the daemon drains before it stops (nil otherwise).
+	Draining *DrainStatus `json:",omitempty"`
+}
+
+// DrainStatus describes a drain: the daemon takes no new work (submissions are refused with
+// ErrDraining), lets its running jobs finish until Until, then hands back what still runs
+// (native and cuzk jobs are queued again in the journal, Lotus calls fail with code 101) and
+// exits.
+type DrainStatus struct {
+	// Since is when the drain began.
+	Since time.Time
+	// Until is when the grace ends (Jobs.DrainGrace after Since, or earlier once skipped).
+	Until time.Time
+	// Running and Queued count the jobs running and waiting now; queued jobs stay in the
+	// journal for the next start.
+	Running int
+	Queued  int
+	// Skipped: a second stop request (signal, `snarkd stop`, Shutdown) cut the grace short.
+	Skipped bool `json:",omitempty"`
 }
 
 // DeviceStatus is one proving device (the CPU counts as one on the cpu backend). On the cpu

@@ -43,6 +43,10 @@ type Prover interface {
 	// registered; minerAPIInfo is TOKEN:MULTIADDR with an admin token, workerURL the address the
 	// miner dials back ("" derives it from the listen address).
 	MinerAttach(ctx context.Context, minerAPIInfo string, workerURL string) error //perm:admin
+	// Stop makes the daemon drain and exit (as SIGTERM does): it refuses new work, lets running
+	// jobs finish within Jobs.DrainGrace, hands back the rest and exits 0. It returns at once
+	// with the drain's state; a second Stop while draining skips the rest of the grace.
+	Stop(ctx context.Context) (DrainStatus, error) //perm:admin
 
 	// SealCommitPhase2 mirrors filecoin-ffi: a PoRep proof from a C1 output.
 	SealCommitPhase2(ctx context.Context, phase1Out []byte, sectorNum abi.SectorNumber, minerID abi.ActorID) ([]byte, error) //perm:write

@@ -28,6 +28,7 @@ type ProverMethods struct {
 	Jobs                                         func(ctx context.Context, filter JobFilter) ([]Job, error)                                                                                                                      `perm:"read"`
 	Events                                       func(ctx context.Context, filter JobFilter) (<-chan JobEvent, error)                                                                                                            `perm:"read"`
 	MinerAttach                                  func(ctx context.Context, minerAPIInfo string, workerURL string) error                                                                                                          `perm:"admin"`
+	Stop                                         func(ctx context.Context) (DrainStatus, error)                                                                                                                                  `perm:"admin"`
 	SealCommitPhase2                             func(ctx context.Context, phase1Out []byte, sectorNum abi.SectorNumber, minerID abi.ActorID) ([]byte, error)                                                                    `perm:"write"`
 	GenerateWinningPoStWithVanilla               func(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error)                    `perm:"write"`
 	GenerateSinglePartitionWindowPoStWithVanilla func(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (proof.PoStProof, error) `perm:"write"`
@@ -77,6 +78,11 @@ func (s *ProverStruct) Events(ctx context.Context, filter JobFilter) (<-chan Job
 // MinerAttach calls Prover.MinerAttach.
 func (s *ProverStruct) MinerAttach(ctx context.Context, minerAPIInfo string, workerURL string) error {
 	return s.Internal.MinerAttach(ctx, minerAPIInfo, workerURL)
+}
+
+// Stop calls Prover.Stop.
+func (s *ProverStruct) Stop(ctx context.Context) (DrainStatus, error) {
+	return s.Internal.Stop(ctx)
 }
 
 // SealCommitPhase2 calls Prover.SealCommitPhase2.

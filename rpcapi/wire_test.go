@@ -199,7 +199,7 @@ func TestPermTags(t *testing.T) {
 			"Submit": PermWrite, "Prove": PermWrite, "Cancel": PermWrite, "SealCommitPhase2": PermWrite,
 			"GenerateWinningPoStWithVanilla": PermWrite, "GenerateSinglePartitionWindowPoStWithVanilla": PermWrite,
 			"GenerateUpdateProofWithVanilla": PermWrite,
-			"MinerAttach":                    PermAdmin,
+			"MinerAttach":                    PermAdmin, "Stop": PermAdmin,
 		},
 		"Miner": {
 			"Version": PermRead, "Session": PermRead, "AuthVerify": PermRead,

@@ -39,6 +39,9 @@ func statusCommand() *cli.Command {
 			w := c.App.Writer
 			fmt.Fprintf(w, "snarkd %s, backend %s, up %s\n", st.Version, st.Backend, time.Since(st.StartedAt).Round(time.Second))
 			fmt.Fprintf(w, "jobs: %d completed, %d failed, %d cancelled\n", st.Completed, st.Failed, st.Cancelled)
+			if st.Draining != nil {
+				printDrain(w, st.Draining, time.Now())
+			}
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "DEVICE\tVRAM TOTAL\tVRAM FREE\tWORKERS BUSY")
 			for _, d := range st.Devices {
@@ -290,7 +293,7 @@ func authCommand() *cli.Command {
 func workerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "worker",
-		Usage: "attach the daemon to a lotus-miner as a C2/PRU2 worker",
+		Usage: "the daemon as a Lotus worker: attach it to a lotus-miner, choose its task types, wait for it to be quiet, stop it",
 		Subcommands: []*cli.Command{{
 			Name:  "connect",
 			Usage: "register with a miner (WorkerConnect) and stay registered across miner restarts",
@@ -329,7 +332,7 @@ func workerCommand() *cli.Command {
 					}
 				})
 			},
-		}},
+		}, workerTasksCommand(), workerWaitQuietCommand(), stopCommand("stop")},
 	}
 }
 

@@ -18,9 +18,17 @@ import (
 // memLimit is the Go runtime's soft memory limit set at start (memlimit.Set), and its source.
 var memLimit, memLimitSource = uint64(0), ""
 
+// repeatedStop receives the second and later SIGINT or SIGTERM: a draining daemon (run) skips
+// the rest of its grace. The first cancels the command's context.
+var repeatedStop = make(chan os.Signal, 1)
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go forwardSignals(sigs, stop) // ends with the process
 	memLimit, memLimitSource = memlimit.Set()
 	// Spare Ps keep the RPC handlers answering while every core proves (package cores).
 	cores.Spare()
@@ -28,6 +36,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "snarkd:", err)
 		stop()
 		os.Exit(exitCode(err))
+	}
+}
+
+// forwardSignals cancels the command's context at the first signal and hands later ones to
+// repeatedStop (dropping one when the last is still unread: skipping twice is skipping once).
+func forwardSignals(sigs <-chan os.Signal, cancel context.CancelFunc) {
+	first := true
+	for s := range sigs {
+		if first {
+			first = false
+			cancel()
+			continue
+		}
+		select {
+		case repeatedStop <- s:
+		default:
+		}
 	}
 }
 
@@ -56,6 +81,7 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			runCommand(),
 			statusCommand(),
+			stopCommand("stop"),
 			jobsCommand(),
 			proveCommand(),
 			authCommand(),

@@ -242,7 +242,8 @@ func runDaemon(c *cli.Context) error {
 
 	ctx, stop := context.WithCancel(c.Context)
 	defer stop()
-	opts := plugin.Options{Repo: repo, BackendName: backend, Shutdown: stop}
+	// Shutdown (Filecoin.Shutdown) is left to the daemon: it drains as at a signal.
+	opts := plugin.Options{Repo: repo, BackendName: backend}
 	if backend != "cpu" {
 		sched, err := newGPUScheduler(cfg.GPU, backend, &opts)
 		if err != nil {
@@ -278,6 +279,21 @@ func runDaemon(c *cli.Context) error {
 		defer cz.Stop()
 		cuzkOn = fmt.Sprint(cz.Addr())
 	}
+	// The first signal cancels ctx, which makes Serve drain; a second one skips the rest of
+	// the drain's grace.
+	served := make(chan struct{})
+	defer close(served)
+	go func() {
+		for {
+			select {
+			case s := <-repeatedStop:
+				log.Warnw("second stop signal", "signal", s.String())
+				daemon.Stop()
+			case <-served:
+				return
+			}
+		}
+	}()
 	return daemon.Serve(ctx, ln, 30*time.Second)
 }
 

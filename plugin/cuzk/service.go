@@ -359,6 +359,7 @@ func grpcError(ctx context.Context, err error) error {
 		notFound *rpcapi.ErrJobNotFound
 		conflict *rpcapi.ErrRequestConflict
 		down     *rpcapi.ErrShuttingDown
+		draining *rpcapi.ErrDraining
 		perm     *rpcapi.ErrPermission
 		large    *ErrTooLarge
 		circuit  *UnknownCircuitError
@@ -379,7 +380,8 @@ func grpcError(ctx context.Context, err error) error {
 		code = codes.NotFound
 	case errors.As(err, &conflict):
 		code = codes.AlreadyExists
-	case errors.As(err, &down):
+	case errors.As(err, &down), errors.As(err, &draining):
+		// Curio retries Unavailable elsewhere or later, which is what a stopping daemon needs.
 		code = codes.Unavailable
 	case errors.As(err, &perm):
 		// The service's own token lacks a permission: a wiring bug, not the caller's fault.

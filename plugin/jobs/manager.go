@@ -69,6 +69,8 @@ type Config struct {
 	RestartError string
 	// Observer, if set, hears the jobs that start and become final in this process (metrics).
 	Observer Observer
+	// DrainLogEvery is how often Drain logs its progress (default 30 s).
+	DrainLogEvery time.Duration
 }
 
 // Observer hears job transitions; its methods are called outside the manager's lock and must
@@ -99,6 +101,10 @@ type Manager struct {
 	closing       bool
 	hooks         []func(rpcapi.Job)
 	busy          map[rpcapi.JobID]bool
+	// drain is set once StartDrain is called: workers take nothing more from the queue.
+	drain *drainState
+	// idle is closed (and replaced) whenever a job stops running, for Drain to wait on.
+	idle chan struct{}
 
 	events *broker
 	stats  Stats
@@ -133,6 +139,8 @@ type entry struct {
 	done     chan struct{}
 	cancel   context.CancelFunc
 	cancelBy bool // Cancel was called
+	// handBack: a drain ran out of grace while the job ran; its interruption is not a verdict.
+	handBack bool
 }
 
 // Open loads the journal and starts the workers. Jobs that were running or queued when the
@@ -147,11 +155,15 @@ func Open(j *journal.Journal, runner Runner, cfg Config) (*Manager, error) {
 	if cfg.RestartError == "" {
 		cfg.RestartError = "worker restarted"
 	}
+	if cfg.DrainLogEvery <= 0 {
+		cfg.DrainLogEvery = 30 * time.Second
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
 		cfg: cfg, j: j, runner: runner,
 		jobs: map[rpcapi.JobID]*entry{}, byReq: map[string]*entry{},
 		wake: make(chan struct{}, 1), wakePoSt: make(chan struct{}, 1), busy: map[rpcapi.JobID]bool{},
+		idle:   make(chan struct{}),
 		events: newBroker(),
 		stats: Stats{
 			Submitted: map[rpcapi.ProofKind]uint64{}, Completed: map[rpcapi.ProofKind]uint64{},
@@ -359,6 +371,12 @@ func (m *Manager) Submit(req rpcapi.ProofRequest, opts SubmitOpts) (rpcapi.Submi
 			}
 		}
 	}
+	if m.drain != nil {
+		// An existing job's ID was answered above (that takes no work); anything new waits
+		// for the next start or goes to another prover.
+		m.stats.Rejected++
+		return rpcapi.SubmitResult{}, &rpcapi.ErrDraining{Until: m.drain.until}
+	}
 	if m.pending >= m.cfg.MaxPending {
 		m.stats.Rejected++
 		return rpcapi.SubmitResult{}, &rpcapi.ErrQueueFull{Limit: m.cfg.MaxPending}
@@ -475,8 +493,10 @@ func (m *Manager) worker(postOnly bool) {
 	for {
 		m.mu.Lock()
 		var e *entry
-		if top := m.queue.Peek(); !m.closing && top != nil && (!postOnly || top.Key().Class < rpcapi.PrioritySeal) {
+		if top := m.queue.Peek(); !m.closing && m.drain == nil && top != nil && (!postOnly || top.Key().Class < rpcapi.PrioritySeal) {
 			e = m.queue.Pop().Value
+			// Busy from here, not from run: a drain must not miss a job between the two.
+			m.busy[e.rec.Job.ID] = true
 		}
 		m.mu.Unlock()
 		if e == nil {
@@ -506,8 +526,8 @@ func (m *Manager) run(e *entry) {
 	e.rec.Job.Started = time.Now()
 	e.rec.Job.Timings.QueueWaitMs = uint64(e.rec.Job.Started.Sub(e.rec.Job.Submitted).Milliseconds())
 	m.busy[e.rec.Job.ID] = true
-	if e.cancelBy {
-		cancel() // cancelled between leaving the queue and starting
+	if e.cancelBy || e.handBack {
+		cancel() // cancelled or handed back between leaving the queue and starting
 	}
 	rec := e.rec
 	dec := e.takeDecoded(m)
@@ -515,6 +535,8 @@ func (m *Manager) run(e *entry) {
 	defer func() {
 		m.mu.Lock()
 		delete(m.busy, e.rec.Job.ID)
+		close(m.idle)
+		m.idle = make(chan struct{})
 		m.mu.Unlock()
 	}()
 	if err := m.j.Update(rec, nil); err != nil {
@@ -556,6 +578,10 @@ func (m *Manager) run(e *entry) {
 	}
 
 	m.mu.Lock()
+	if e.handBack && !e.cancelBy && runErr != nil {
+		m.handBackLocked(e) // unlocks
+		return
+	}
 	if m.closing && !e.cancelBy && runErr != nil {
 		// Interrupted by shutdown, not a verdict on the job: it stays "running" in the journal
 		// and is re-queued at the next start. A proof that made it is still recorded below.
@@ -770,6 +796,8 @@ type Snapshot struct {
 	Workers         int
 	// EventsDropped counts events a slow Events subscriber missed.
 	EventsDropped uint64
+	// Drain is the drain in progress (StartDrain), nil when none.
+	Drain *rpcapi.DrainStatus
 }
 
 // Snapshot copies the counters.
@@ -799,6 +827,7 @@ func (m *Manager) Snapshot() Snapshot {
 		return out
 	}
 	s.EventsDropped = m.events.droppedCount()
+	s.Drain = m.drainStatusLocked()
 	s.Stats = Stats{Submitted: cp(m.stats.Submitted), Completed: cp(m.stats.Completed), Failed: cp(m.stats.Failed),
 		Cancelled: cp(m.stats.Cancelled), Rejected: m.stats.Rejected, ProofNs: cp(m.stats.ProofNs)}
 	return s
