@@ -205,7 +205,21 @@ type Lotus struct {
 	PoStParallelReads int `toml:"PoStParallelReads" env:"SNARKD_LOTUS_POST_PARALLEL_READS"`
 	// PoStReadTimeout bounds reading one sector's vanilla proof; 0 means no limit.
 	PoStReadTimeout Duration `toml:"PoStReadTimeout" env:"SNARKD_LOTUS_POST_READ_TIMEOUT"`
+	// IgnoreResources reports IgnoreResources and no resource table in Info, so the miner's
+	// scheduler sends every task it has and snarkd queues it; off, the MaxConcurrent* settings
+	// below cap what one daemon is sent at once.
+	IgnoreResources bool `toml:"IgnoreResources" env:"SNARKD_LOTUS_IGNORE_RESOURCES"`
+	// MaxConcurrentC2, MaxConcurrentPRU2, MaxConcurrentWindowPoSt and MaxConcurrentWinningPoSt
+	// are how many calls of each task type the miner sends this daemon at once (the resource
+	// table of Info); 0 means the number of GPUs, or Jobs.Workers without GPUs.
+	MaxConcurrentC2          int `toml:"MaxConcurrentC2" env:"SNARKD_LOTUS_MAX_CONCURRENT_C2"`
+	MaxConcurrentPRU2        int `toml:"MaxConcurrentPRU2" env:"SNARKD_LOTUS_MAX_CONCURRENT_PRU2"`
+	MaxConcurrentWindowPoSt  int `toml:"MaxConcurrentWindowPoSt" env:"SNARKD_LOTUS_MAX_CONCURRENT_WINDOW_POST"`
+	MaxConcurrentWinningPoSt int `toml:"MaxConcurrentWinningPoSt" env:"SNARKD_LOTUS_MAX_CONCURRENT_WINNING_POST"`
 }
+
+// MaxConcurrentCeiling bounds the Lotus.MaxConcurrent* settings.
+const MaxConcurrentCeiling = 256
 
 // Lotus worker modes (Lotus.WorkerMode).
 const (
@@ -411,6 +425,15 @@ func (c Config) Validate() error {
 	}
 	if c.Lotus.PoStReadTimeout < 0 {
 		return fmt.Errorf("Lotus.PoStReadTimeout %s: must not be negative (0 means no limit)", c.Lotus.PoStReadTimeout)
+	}
+	for _, s := range []struct {
+		key string
+		v   int
+	}{{"Lotus.MaxConcurrentC2", c.Lotus.MaxConcurrentC2}, {"Lotus.MaxConcurrentPRU2", c.Lotus.MaxConcurrentPRU2},
+		{"Lotus.MaxConcurrentWindowPoSt", c.Lotus.MaxConcurrentWindowPoSt}, {"Lotus.MaxConcurrentWinningPoSt", c.Lotus.MaxConcurrentWinningPoSt}} {
+		if s.v < 0 || s.v > MaxConcurrentCeiling {
+			return fmt.Errorf("%s %d: want 0 (the number of GPUs, or Jobs.Workers without GPUs) or 1..%d", s.key, s.v, MaxConcurrentCeiling)
+		}
 	}
 	if err := c.GPU.Validate(); err != nil {
 		return err

@@ -142,7 +142,7 @@ func TestDefaultFileDocumentsEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A setting's line, or an empty list's commented-out one (tomlLine).
-	keyLine := regexp.MustCompile(`^([A-Za-z]+) = |^# ([A-Za-z]+) = \[\]$`)
+	keyLine := regexp.MustCompile(`^([A-Za-z][A-Za-z0-9]*) = |^# ([A-Za-z][A-Za-z0-9]*) = \[\]$`)
 	// comments[key] is the comment block right above the key's line.
 	comments := map[string]string{}
 	section, block := "", ""

@@ -79,7 +79,8 @@ func TestLotusMinerFlow(t *testing.T) {
 	if handshake != "Version,Session,Info,TaskTypes" {
 		t.Fatalf("handshake %s", handshake)
 	}
-	if w.Info.Hostname != "itest-worker" || !w.Info.IgnoreResources || w.Info.Resources.CPUs == 0 {
+	if w.Info.Hostname != "itest-worker" || w.Info.IgnoreResources || w.Info.Resources.CPUs == 0 ||
+		len(w.Info.Resources.Resources[rpcapi.TTCommit2]) == 0 {
 		t.Fatalf("Info %+v", w.Info)
 	}
 	if len(w.Tasks) != 2 {

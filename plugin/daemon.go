@@ -151,6 +151,13 @@ func Open(cfg config.Config, opts Options) (*Daemon, error) {
 		shutdown = func() { d.Stop() }
 	}
 	d.worker = lotus.NewWorkerAPI(m, name, opts.GPUs, shutdown)
+	d.worker.SetResources(lotus.ResourceConfig{
+		IgnoreResources: cfg.Lotus.IgnoreResources, CPUConcurrency: cfg.Jobs.Workers,
+		MaxConcurrent: map[rpcapi.TaskType]int{
+			rpcapi.TTCommit2: cfg.Lotus.MaxConcurrentC2, rpcapi.TTProveReplicaUpdate2: cfg.Lotus.MaxConcurrentPRU2,
+			rpcapi.TTGenerateWindowPoSt: cfg.Lotus.MaxConcurrentWindowPoSt, rpcapi.TTGenerateWinningPoSt: cfg.Lotus.MaxConcurrentWinningPoSt,
+		},
+	})
 	d.attacher = lotus.NewAttacher(ctx, verifier, cfg.Lotus.Heartbeat.D())
 	if mode := lotus.Mode(cfg.Lotus.WorkerMode); mode != lotus.ModeSeal {
 		vf := lotus.NewVanillaFetcher(d.attacher.Storage, cfg.Lotus.PoStParallelReads, cfg.Lotus.PoStReadTimeout.D(), nil)

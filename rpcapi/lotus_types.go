@@ -114,7 +114,8 @@ func NewCallError(code ErrorCode, err error) *CallError {
 // WorkerInfo answers Filecoin.Info (storiface.WorkerInfo).
 type WorkerInfo struct {
 	Hostname string
-	// IgnoreResources tells the miner's scheduler to skip resource checks; snarkd queues internally.
+	// IgnoreResources tells the miner's scheduler to skip its resource checks (all but
+	// MaxConcurrent) and send what it has; snarkd sets it only with Lotus.IgnoreResources.
 	IgnoreResources bool
 	Resources       WorkerResources
 }
@@ -129,7 +130,9 @@ type WorkerResources struct {
 	CPUs uint64
 	GPUs []string
 
-	// Resources overrides the miner's default resource table; nil means use the defaults.
+	// Resources overrides the miner's default resource table, per task type and seal proof
+	// type (JSON keys: the task type string, the proof number as a string); nil means use the
+	// defaults, as does a missing entry.
 	Resources map[TaskType]map[abi.RegisteredSealProof]Resources
 }
 

@@ -47,10 +47,11 @@ type WorkerAPI struct {
 	disabled atomic.Bool
 	shutdown func()
 
-	mu      sync.Mutex
-	tasks   map[rpcapi.TaskType]bool // the mode's task types, true while enabled
-	mode    Mode
-	vanilla *VanillaFetcher // PoSt modes only
+	mu        sync.Mutex
+	tasks     map[rpcapi.TaskType]bool // the mode's task types, true while enabled
+	mode      Mode
+	vanilla   *VanillaFetcher // PoSt modes only
+	resources ResourceConfig
 }
 
 // NewWorkerAPI serves Lotus calls through m as a sealing worker (SetMode makes it a PoSt
@@ -93,23 +94,44 @@ func (w *WorkerAPI) Paths(context.Context) ([]rpcapi.StoragePath, error) {
 	return []rpcapi.StoragePath{}, nil
 }
 
-// Info reports the machine with IgnoreResources set: snarkd queues internally, so the miner
-// may send everything it has.
+// Info reports the machine (memory, CPUs, one GPU name per device, which is how Lotus counts
+// GPUs) and, unless ResourceConfig.IgnoreResources is set, a resource table for the mode's task
+// types that lets the miner's scheduler run at most the configured number of each at once here
+// (ResourceTable). Its MaxMemory entries are sized from the memory free now: the miner reads
+// Info once per WorkerConnect and keeps its answer.
 func (w *WorkerAPI) Info(context.Context) (rpcapi.WorkerInfo, error) {
 	mem := readMeminfo()
 	gpus := w.gpus
 	if gpus == nil {
 		gpus = []string{}
 	}
-	return rpcapi.WorkerInfo{
-		Hostname:        w.name,
-		IgnoreResources: true,
-		Resources: rpcapi.WorkerResources{
-			MemPhysical: mem["MemTotal"], MemUsed: mem["MemTotal"] - mem["MemAvailable"],
-			MemSwap: mem["SwapTotal"], MemSwapUsed: mem["SwapTotal"] - mem["SwapFree"],
-			CPUs: uint64(runtime.NumCPU()), GPUs: gpus,
-		},
-	}, nil
+	res := rpcapi.WorkerResources{
+		MemPhysical: mem["MemTotal"], MemUsed: sub(mem["MemTotal"], mem["MemAvailable"]),
+		MemSwap: mem["SwapTotal"], MemSwapUsed: sub(mem["SwapTotal"], mem["SwapFree"]),
+		CPUs: uint64(runtime.NumCPU()), GPUs: gpus,
+	}
+	w.mu.Lock()
+	rc := w.resources
+	w.mu.Unlock()
+	if rc.IgnoreResources {
+		return rpcapi.WorkerInfo{Hostname: w.name, IgnoreResources: true, Resources: res}, nil
+	}
+	tts := w.modeTaskTypes()
+	res.Resources = ResourceTable(res, tts, rc)
+	caps := make([]any, 0, 2*len(tts))
+	for _, tt := range tts {
+		caps = append(caps, string(tt), rc.Concurrency(tt, len(gpus)))
+	}
+	log.Infow("reporting resources to the miner: at most this many calls at once per task type", caps...)
+	return rpcapi.WorkerInfo{Hostname: w.name, Resources: res}, nil
+}
+
+// sub is a-b, or 0 where /proc/meminfo's figures would make it negative.
+func sub(a, b uint64) uint64 {
+	if b > a {
+		return 0
+	}
+	return a - b
 }
 
 // readMeminfo reads /proc/meminfo in bytes; on other systems it returns zeros.
