@@ -394,6 +394,9 @@ func (c Config) Validate() error {
 	if c.Jobs.Retention < Duration(time.Minute) {
 		return fmt.Errorf("Jobs.Retention %s: want at least 1m", c.Jobs.Retention)
 	}
+	if c.Jobs.DrainGrace < 0 {
+		return fmt.Errorf("Jobs.DrainGrace %s: want 0 (hand running jobs back at once) or more", c.Jobs.DrainGrace)
+	}
 	if err := c.Jobs.validateTestQuotas(); err != nil {
 		return err
 	}
@@ -408,9 +411,6 @@ func (c Config) Validate() error {
 		if d <= 0 {
 			return fmt.Errorf("%s %s: must be positive", name, d)
 		}
-	if c.Jobs.DrainGrace < 0 {
-		return fmt.Errorf("Jobs.DrainGrace %s: want 0 (hand running jobs back at once) or more", c.Jobs.DrainGrace)
-	}
 	}
 	if c.Lotus.ReturnRetryMax < c.Lotus.ReturnRetryMin {
 		return fmt.Errorf("Lotus.ReturnRetryMax %s is below Lotus.ReturnRetryMin %s", c.Lotus.ReturnRetryMax, c.Lotus.ReturnRetryMin)
