@@ -105,14 +105,21 @@ func TestCuzkProve(t *testing.T) {
 		t.Fatalf("native Await of the gRPC job: %+v %v", job.Job, err)
 	}
 
-	// Idempotence: the same request is the same job and proof; the same ID with other
-	// content is refused and the first job is untouched.
+	// Idempotence: the same request is the same job and proof. The same ID with other content
+	// after the job is done is a redo, as Curio's cuzk daemon proves every submission: a new
+	// job proves the new content, and the first job still answers by its job ID.
 	again, err := c.Prove(ctx, &pb.ProveRequest{Submit: cuzkTestReq("prove-1", 1, pb.Priority_NORMAL)})
 	if err != nil || again.Result.JobId != res.Result.JobId || !bytes.Equal(again.Result.Proof, res.Result.Proof) {
 		t.Fatalf("Prove with a known request ID: %v %v", again, err)
 	}
-	_, err = c.SubmitProof(ctx, cuzkTestReq("prove-1", 3, pb.Priority_NORMAL))
-	wantStatus(t, err, codes.AlreadyExists, "already names job "+res.Result.JobId+" with different content")
+	redo, err := c.Prove(ctx, &pb.ProveRequest{Submit: cuzkTestReq("prove-1", 3, pb.Priority_NORMAL)})
+	if err != nil || redo.Result.Status != pb.AwaitProofResponse_COMPLETED || redo.Result.JobId == res.Result.JobId {
+		t.Fatalf("Prove of a done request ID with new content: %v %v", redo, err)
+	}
+	verifyTestProof(t, redo.Result.Proof, cuzkN, 3, 1)
+	if first, err := d.client(t, false).Await(ctx, rpcapi.JobID(res.Result.JobId)); err != nil || !bytes.Equal(first.Proof, res.Result.Proof) {
+		t.Fatalf("the first job after its request ID was redone: %+v %v", first.Job, err)
+	}
 
 	// Curio's Filecoin requests pass the wire checks and reach the job manager, which refuses
 	// the kinds whose circuits are not in this build yet (nothing is queued) and runs the others.
@@ -176,13 +183,14 @@ func TestCuzkProve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`snarkd_jobs_completed_total{kind="test"} 3`, "cuzk_proofs_completed_total 3\n", "snarkd_params_bytes{circuit=\"test-64-1\"}"} {
+	// Four test proofs: submit-1, prove-1, its redo and prove-2.
+	for _, want := range []string{`snarkd_jobs_completed_total{kind="test"} 4`, "cuzk_proofs_completed_total 4\n", "snarkd_params_bytes{circuit=\"test-64-1\"}"} {
 		if !strings.Contains(m.PrometheusText, want) {
 			t.Errorf("GetMetrics lacks %q:\n%s", want, m.PrometheusText)
 		}
 	}
 	st, err := c.GetStatus(ctx, &pb.GetStatusRequest{})
-	if err != nil || st.TotalProofsCompleted != 3 || len(st.LoadedSrs) == 0 || st.LoadedSrs[0].SizeBytes == 0 || len(st.Gpus) == 0 {
+	if err != nil || st.TotalProofsCompleted != 4 || len(st.LoadedSrs) == 0 || st.LoadedSrs[0].SizeBytes == 0 || len(st.Gpus) == 0 {
 		t.Fatalf("GetStatus: %v %v", st, err)
 	}
 }
