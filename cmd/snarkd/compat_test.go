@@ -56,7 +56,8 @@ func runConfigOf(t *testing.T, env map[string]string, args ...string) (config.Co
 }
 
 // TestRunLotusWorkerNames: `snarkd run` takes lotus-worker's MINER_API_INFO (below
-// SNARKD_MINER_API_INFO and --miner-api-info, the log naming the one used) and its
+// SNARKD_MINER_API_INFO and --miner-api-info, the log naming the one used; the flag replaces
+// bad variables) and its
 // --windowpost/--winningpost booleans as --worker-mode, refusing contradicting flags.
 func TestRunLotusWorkerNames(t *testing.T) {
 	const (
@@ -85,6 +86,10 @@ func TestRunLotusWorkerNames(t *testing.T) {
 			args: []string{"--miner-api-info", flagInfo}, wantMiner: flagInfo, wantMode: "seal", wantLog: []string{`"from":"--miner-api-info"`}},
 		{name: "bad MINER_API_INFO", env: map[string]string{"MINER_API_INFO": "garbage"}, failed: true,
 			wantErr: `MINER_API_INFO: Lotus.MinerAPIInfo: API info "garbage": want TOKEN:MULTIADDR`},
+		{name: "bad variables, the flag replaces them", env: map[string]string{"MINER_API_INFO": "garbage", "SNARKD_MINER_API_INFO": "junk"},
+			args: []string{"--miner-api-info", flagInfo}, wantMiner: flagInfo, wantMode: "seal", wantLog: []string{`"from":"--miner-api-info"`}},
+		{name: "bad flag", args: []string{"--miner-api-info", "garbage"},
+			wantErr: `--miner-api-info: Lotus.MinerAPIInfo: API info "garbage"`},
 		{name: "--windowpost", args: []string{"--windowpost"}, wantMode: "windowpost"},
 		{name: "--winningpost", args: []string{"--winningpost"}, wantMode: "winningpost"},
 		{name: "--windowpost over the setting", env: map[string]string{"SNARKD_LOTUS_WORKER_MODE": "winningpost"},

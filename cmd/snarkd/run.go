@@ -122,11 +122,15 @@ func runConfig(c *cli.Context, repo string) (config.Config, error) {
 	if minerFrom != lotusMinerAPIInfoEnv && os.Getenv(snarkdMinerAPIInfoEnv) != "" {
 		minerFrom = snarkdMinerAPIInfoEnv
 	}
-	if err := checkMinerAPIInfo(cfg.Lotus.MinerAPIInfo); err != nil {
-		if minerFrom == lotusMinerAPIInfoEnv {
-			err = fmt.Errorf("%s: %w", lotusMinerAPIInfoEnv, err)
+	// --miner-api-info replaces whatever the file or the environment named (and is checked
+	// below), so a stale variable does not stop a daemon started with the flag.
+	if !c.IsSet("miner-api-info") {
+		if err := checkMinerAPIInfo(cfg.Lotus.MinerAPIInfo); err != nil {
+			if minerFrom == lotusMinerAPIInfoEnv {
+				err = fmt.Errorf("%s: %w", lotusMinerAPIInfoEnv, err)
+			}
+			return cfg, err
 		}
-		return cfg, err
 	}
 	if err := postFlags(c); err != nil {
 		return cfg, err
