@@ -36,6 +36,8 @@ type daemonMetrics struct {
 	queueWait   *prometheus.HistogramVec
 	phase       *prometheus.HistogramVec
 	rpc         *prometheus.HistogramVec
+	// handler serves the registry (text format, or what the scraper negotiates).
+	handler http.Handler
 }
 
 func newDaemonMetrics() *daemonMetrics {
@@ -65,6 +67,7 @@ func newDaemonMetrics() *daemonMetrics {
 	}
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.jobDuration, m.queueWait, m.phase, m.rpc)
+	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
 }
 
@@ -89,9 +92,7 @@ func (m *daemonMetrics) observeRPC(method string, d time.Duration) {
 }
 
 // metrics serves /metrics: the Prometheus text format, or what the scraper negotiates.
-func (d *Daemon) metrics(w http.ResponseWriter, r *http.Request) {
-	promhttp.HandlerFor(d.prom.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}).ServeHTTP(w, r)
-}
+func (d *Daemon) metrics(w http.ResponseWriter, r *http.Request) { d.prom.handler.ServeHTTP(w, r) }
 
 // Metrics returns the /metrics text.
 func (d *Daemon) Metrics(context.Context) (string, error) { return string(d.metricsText()), nil }

@@ -80,13 +80,21 @@ func (p *ProverAPI) Version(context.Context) (rpcapi.VersionInfo, error) {
 
 // Status reports devices, queues, parameters and totals.
 func (p *ProverAPI) Status(context.Context) (rpcapi.StatusInfo, error) {
+	st, _ := p.status()
+	return st, nil
+}
+
+// status is Status with the GPU scheduler's snapshot it was built from (zero without GPUs), for
+// callers that need more of the devices than StatusInfo carries, from the same moment.
+func (p *ProverAPI) status() (rpcapi.StatusInfo, gpu.Status) {
+	var gs gpu.Status
 	if p.jobs == nil {
-		return rpcapi.StatusInfo{Version: buildinfo.String(), Backend: p.Backend, StartedAt: p.started}, nil
+		return rpcapi.StatusInfo{Version: buildinfo.String(), Backend: p.Backend, StartedAt: p.started}, gs
 	}
 	snap := p.jobs.Snapshot()
 	st := rpcapi.StatusInfo{Version: buildinfo.String(), Backend: p.Backend, StartedAt: p.started}
 	if p.gpuStatus != nil {
-		gs := p.gpuStatus()
+		gs = p.gpuStatus()
 		st.Devices = gpuDevices(gs)
 		st.PinnedHostBytes = gs.Pinned.Held
 	} else {
@@ -116,7 +124,7 @@ func (p *ProverAPI) Status(context.Context) (rpcapi.StatusInfo, error) {
 		st.Miner = p.attacher.Status()
 	}
 	st.Draining = snap.Drain
-	return st, nil
+	return st, gs
 }
 
 // Stop makes the daemon drain and exit (Daemon.Stop).

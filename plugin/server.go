@@ -100,7 +100,7 @@ func New(cfg config.Config, h Handlers) *Server {
 	// Profiles expose memory contents (heap, goroutine stacks with their arguments) and cost CPU
 	// while they run, so they need admin; a token in the URL works as for the other GETs, so
 	// `go tool pprof 'http://host:port/debug/pprof/heap?token=...'` reaches them.
-	mux.Handle(PprofPath, g.get(requirePerm(rpcapi.PermAdmin, pprofHandler()), false))
+	mux.Handle(pprofPath, g.get(requirePerm(rpcapi.PermAdmin, pprofHandler()), false))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
@@ -108,18 +108,18 @@ func New(cfg config.Config, h Handlers) *Server {
 	return &Server{cfg: cfg, handler: mux, gate: g}
 }
 
-// PprofPath is the prefix of the Go runtime profiles (net/http/pprof), served to admin tokens.
-const PprofPath = "/debug/pprof/"
+// pprofPath is the prefix of the Go runtime profiles (net/http/pprof), served to admin tokens.
+const pprofPath = "/debug/pprof/"
 
 // pprofHandler serves net/http/pprof's routes on their own mux: importing the package also
 // registers them on http.DefaultServeMux, which the daemon does not serve.
 func pprofHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc(PprofPath, pprof.Index) // the index and every named profile (heap, goroutine, ...)
-	mux.HandleFunc(PprofPath+"cmdline", pprof.Cmdline)
-	mux.HandleFunc(PprofPath+"profile", pprof.Profile)
-	mux.HandleFunc(PprofPath+"symbol", pprof.Symbol)
-	mux.HandleFunc(PprofPath+"trace", pprof.Trace)
+	mux.HandleFunc(pprofPath, pprof.Index) // the index and every named profile (heap, goroutine, ...)
+	mux.HandleFunc(pprofPath+"cmdline", pprof.Cmdline)
+	mux.HandleFunc(pprofPath+"profile", pprof.Profile)
+	mux.HandleFunc(pprofPath+"symbol", pprof.Symbol)
+	mux.HandleFunc(pprofPath+"trace", pprof.Trace)
 	return mux
 }
 

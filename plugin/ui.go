@@ -74,11 +74,7 @@ func (d *Daemon) ui(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src data:")
 		_, _ = w.Write(uiPage)
 	case "/data.json":
-		data, err := d.uiData(r)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
+		data := d.uiData()
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		_ = jsonEncoder(w).Encode(data)
@@ -87,19 +83,14 @@ func (d *Daemon) ui(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (d *Daemon) uiData(r *http.Request) (uiData, error) {
-	st, err := d.prover.Status(r.Context())
-	if err != nil {
-		return uiData{}, err
-	}
+func (d *Daemon) uiData() uiData {
+	// One snapshot of the scheduler serves the books and the resident lists, so they agree.
+	st, gs := d.prover.status()
 	out := uiData{Version: st.Version, Backend: st.Backend, StartedAt: st.StartedAt, Now: time.Now(), Queues: st.Queues,
 		Miner: st.Miner, PinnedHostBytes: st.PinnedHostBytes, Completed: st.Completed, Failed: st.Failed, Cancelled: st.Cancelled}
-	var resident map[int][]gpu.ResidentStat
-	if d.gpuStatus != nil {
-		resident = map[int][]gpu.ResidentStat{}
-		for _, dev := range d.gpuStatus().Devices {
-			resident[dev.Info.Ordinal] = dev.Memory.Resident
-		}
+	resident := map[int][]gpu.ResidentStat{}
+	for _, dev := range gs.Devices {
+		resident[dev.Info.Ordinal] = dev.Memory.Resident
 	}
 	for _, dev := range st.Devices {
 		ud := uiDevice{Name: dev.Name, Ordinal: dev.Ordinal, GPU: d.gpuStatus != nil, Total: dev.VRAMTotal,
@@ -126,7 +117,7 @@ func (d *Daemon) uiData(r *http.Request) (uiData, error) {
 		out.Jobs = append(out.Jobs, uiJob{Job: j, Phases: []uiSegment{
 			{"srs", t.SRSLoadMs}, {"synthesis", t.SynthesisMs}, {"prove", t.ProveMs}, {"verify", t.VerifyMs}}})
 	}
-	return out, nil
+	return out
 }
 
 // vramSegments splits a GPU's memory into the books admission keeps: other processes, the

@@ -575,7 +575,7 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 		pi.Index = i
 		pi.Note = func(st Stage, detail string) { progress(st, i, len(parts), detail) }
 		if p.observe != nil {
-			pi.Phase = func(name string, d time.Duration) { p.observe(kind, name, d) }
+			pi.Phase = func(name string, d time.Duration) { p.observePhase(kind, name, d) }
 		}
 		wg.Add(1)
 		go func(i int, pa *cs.ProvingAssignment) {

@@ -225,7 +225,7 @@ func paramsGen(c *cli.Context) error {
 	for _, s := range steps {
 		res.Steps = append(res.Steps, genStepTime{Step: string(s.Step), Sec: jsonSeconds(s.Took)})
 	}
-	return printResult(c, res, func(w io.Writer) { fmt.Fprintln(w, genSummary(dir, p.Base, total, steps)) })
+	return printResult(c, res, func(w io.Writer) { fmt.Fprintln(w, genSummary(dir, p.Base, res.Files, total, steps)) })
 }
 
 // paramFileSizes lists the .params, .vk and .meta files of base in dir that exist, with sizes.
@@ -277,14 +277,10 @@ func setupProgressLine(name string, pr groth16.SetupProgress) string {
 
 // genSummary is the last line of `params gen`: the files written with their sizes, the total
 // time and each step's.
-func genSummary(dir, base string, total time.Duration, steps []groth16.SetupStepTime) string {
+func genSummary(dir, base string, written []paramFileSize, total time.Duration, steps []groth16.SetupStepTime) string {
 	var files []string
-	for _, ext := range []string{".params", ".vk", ".meta"} {
-		f := ext
-		if fi, err := os.Stat(filepath.Join(dir, base+ext)); err == nil {
-			f += " (" + gpu.FormatBytes(uint64(fi.Size())) + ")"
-		}
-		files = append(files, f)
+	for _, f := range written {
+		files = append(files, strings.TrimPrefix(f.File, base)+" ("+gpu.FormatBytes(uint64(f.Bytes))+")")
 	}
 	var parts []string
 	for _, s := range steps {

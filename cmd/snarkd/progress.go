@@ -31,8 +31,7 @@ type progressOut struct {
 	lastKey string
 	width   int // the longest line drawn, so a shorter one erases it
 	drawn   bool
-	// closed is set once every's stop has run: work that outlives the command (a setup left
-	// running after an interrupt) must not write after its last line.
+	// closed is set by close: nothing is shown after it.
 	closed bool
 }
 
@@ -90,10 +89,7 @@ func (p *progressOut) every(d time.Duration, f func()) (stop func()) {
 		once.Do(func() {
 			close(quit)
 			<-done
-			p.end()
-			p.mu.Lock()
-			p.closed = true
-			p.mu.Unlock()
+			p.close()
 		})
 	}
 }
@@ -106,6 +102,15 @@ func (p *progressOut) end() {
 		fmt.Fprintln(p.w)
 		p.drawn, p.width = false, 0
 	}
+}
+
+// close ends a drawn line and drops what is shown after it: work that outlives the command
+// (a setup left running after an interrupt, an event stream) must not write after its last line.
+func (p *progressOut) close() {
+	p.end()
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
 }
 
 // fmtCount writes n with thousands separators (3,400,000), as progress lines count points and rows.

@@ -221,20 +221,18 @@ func follow(c *cli.Context, id rpcapi.JobID) error {
 		return err
 	}
 	defer closer()
-	draw := c.Bool("progress") || (!c.Bool("json") && isTerminal(c.App.ErrWriter))
-	if draw {
+	prog := newProgressOut(c)
+	if prog.draw {
 		if events, err := api.Events(c.Context, rpcapi.JobFilter{JobIDs: []rpcapi.JobID{id}}); err == nil {
 			go func() {
 				for ev := range events {
-					drawProgress(c.App.ErrWriter, ev)
+					showProgress(prog, ev)
 				}
 			}()
 		}
 	}
 	res, err := api.Await(c.Context, id)
-	if draw {
-		fmt.Fprintln(c.App.ErrWriter)
-	}
+	prog.close()
 	if err != nil {
 		return err
 	}
@@ -270,23 +268,18 @@ func isTerminal(w io.Writer) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
-// drawProgress redraws one line: a bar over partitions, the stage and the elapsed time.
-func drawProgress(w io.Writer, ev rpcapi.JobEvent) {
-	const width = 30
-	n := ev.Partitions
-	if n <= 0 {
-		n = 1
-	}
+// showProgress redraws the job's line: a bar over partitions, the stage and the elapsed time.
+func showProgress(p *progressOut, ev rpcapi.JobEvent) {
+	n := max(ev.Partitions, 1)
 	done := ev.Partition
 	if ev.Type == rpcapi.EventDone || ev.Type == rpcapi.EventVerifying {
 		done = n
 	}
-	fill := done * width / n
-	bar := strings.Repeat("#", fill) + strings.Repeat(".", width-fill)
-	fmt.Fprintf(w, "\r[%s] %-32s %8s", bar, progressStage(ev, n), ms(ev.ElapsedMs).Round(100*time.Millisecond))
+	p.show(string(ev.Type), float64(done)/float64(n),
+		fmt.Sprintf("%-32s %8s", progressStage(ev, n), ms(ev.ElapsedMs).Round(100*time.Millisecond)))
 }
 
-// progressStage is the stage drawProgress shows: partition stages with their partition, and
+// progressStage is the stage showProgress shows: partition stages with their partition, and
 // parameter loading with what is loaded or generated (it can take minutes: a bare
 // "loading-params" would not say why).
 func progressStage(ev rpcapi.JobEvent, n int) string {

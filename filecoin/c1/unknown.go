@@ -163,14 +163,17 @@ func (w *walker) value(s *shape, path string) {
 			}
 			w.i++
 			var next *shape
-			sub := path + "." + key
+			var sub string
 			switch {
 			case s != nil && s.mapOf != nil:
 				next, sub = s.mapOf, path+".*"
 			case s != nil && s.fields != nil:
+				sub = path + "." + key
 				if next = field(s.fields, key); next == nil {
 					w.seen[strings.TrimPrefix(sub, ".")] = true
 				}
+			default:
+				// Inside an unknown field nothing more is reported: no path to build.
 			}
 			w.value(next, sub)
 		}
@@ -180,6 +183,7 @@ func (w *walker) value(s *shape, path string) {
 		if s != nil {
 			elem = s.elem
 		}
+		elemPath := path + "[]" // once per array: a C1 output's arrays hold millions of numbers
 		for {
 			w.space()
 			if w.i >= len(w.b) {
@@ -194,7 +198,7 @@ func (w *walker) value(s *shape, path string) {
 				continue
 			}
 			start := w.i
-			w.value(elem, path+"[]")
+			w.value(elem, elemPath)
 			if w.i == start {
 				return
 			}
