@@ -271,6 +271,17 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, grace time.Duration
 		case <-ctx.Done():
 			d.Stop()
 		case <-d.stopping:
+			// Stopped through the API (`snarkd stop`, Shutdown): a signal now, such as
+			// systemd's SIGTERM, is a second stop and skips the rest of the grace.
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				select {
+				case <-ctx.Done():
+					d.Stop()
+				case <-done:
+				}
+			}()
 		case <-srvCtx.Done():
 			return // the server failed; Close hands the running jobs back
 		}
@@ -328,24 +339,13 @@ func (d *Daemon) drain() {
 		return
 	}
 	deadline := time.Now().Add(deliverWait)
-	for d.undelivered() > 0 {
+	for d.jobs.Undelivered() > 0 {
 		if time.Now().After(deadline) {
-			log.Warnw("results not yet taken by the miner; they stay in the journal for the next start", "results", d.undelivered())
+			log.Warnw("results not yet taken by the miner; they stay in the journal for the next start", "results", d.jobs.Undelivered())
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// undelivered counts final Lotus calls whose result the miner has not taken yet.
-func (d *Daemon) undelivered() int {
-	n := 0
-	for _, j := range d.jobs.Jobs(rpcapi.JobFilter{States: []rpcapi.JobState{rpcapi.JobDone, rpcapi.JobFailed, rpcapi.JobCancelled}}) {
-		if j.Origin == rpcapi.OriginLotus && j.CallID != nil && !j.Delivered {
-			n++
-		}
-	}
-	return n
 }
 
 // Close stops registration, delivery and the provers, and closes the journal. Running jobs

@@ -765,6 +765,21 @@ func contains[T comparable](s []T, v T) bool {
 	return false
 }
 
+// Undelivered counts the final Lotus calls whose result the miner has not taken yet (all of
+// them: Jobs lists at most a page).
+func (m *Manager) Undelivered() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, e := range m.jobs {
+		j := &e.rec.Job
+		if j.State.Final() && j.Origin == rpcapi.OriginLotus && j.CallID != nil && !j.Delivered {
+			n++
+		}
+	}
+	return n
+}
+
 // MarkDelivered records that a Lotus job's result reached the miner.
 func (m *Manager) MarkDelivered(id rpcapi.JobID) error {
 	m.mu.Lock()
