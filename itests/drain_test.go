@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,7 @@ func waitRunning(t *testing.T, api rpcapi.Prover, id rpcapi.JobID) {
 // second setup in this process would take as long as the job).
 func checkBigProof(t *testing.T, repo string, seed uint64, proof []byte) {
 	t.Helper()
-	pk, err := groth16.OpenParameters(filepath.Join(repo, "params", "test-4096-"+itoa(seed)+".params"), groth16.ReadOptions{})
+	pk, err := groth16.OpenParameters(filepath.Join(repo, "params", fmt.Sprintf("test-%d-%d.params", drainBigN, seed)), groth16.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,11 +58,6 @@ func checkBigProof(t *testing.T, repo string, seed uint64, proof []byte) {
 	if err := groth16.Verify(&pk.VK, ps[0], testcircuit.New(drainBigN, seed).PublicInputs()); err != nil {
 		t.Fatalf("proof: %v", err)
 	}
-}
-
-func itoa(n uint64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // TestDrainLetsRunningJobFinish: SIGTERM while a job runs makes the daemon drain: new
