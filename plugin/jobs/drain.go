@@ -60,7 +60,7 @@ func (m *Manager) StartDrain(until time.Time) {
 	running, queued := len(m.busy), m.queue.Len()
 	m.mu.Unlock()
 	log.Infow("draining: taking no new work; running jobs may finish, queued jobs stay in the journal for the next start",
-		"running", running, "queued", queued, "lotus_calls_handed_back", len(lotus), "grace", time.Until(until).Round(time.Second))
+		"running", running, "queued", queued, "lotus_calls_handed_back", len(lotus), "grace", time.Until(until).Round(time.Millisecond))
 	for _, e := range lotus {
 		m.failRestarted(e)
 	}
