@@ -184,3 +184,20 @@ func decodeG2Compressed(p *bls.G2Affine, b []byte, check Check) error {
 	}
 	return checkG2(p, check)
 }
+
+// DecodeG1Compressed decodes a 48-byte compressed point (the blst/ZCash layout, what
+// bellperson's GroupEncoding reads); infinity is accepted.
+func DecodeG1Compressed(p *bls.G1Affine, b []byte, check Check) error {
+	if len(b) < G1CompressedSize {
+		return fmt.Errorf("%w: %d bytes, want %d", ErrBadEncoding, len(b), G1CompressedSize)
+	}
+	return decodeG1Compressed(p, b, check)
+}
+
+// DecodeG2Compressed decodes a 96-byte compressed point; infinity is accepted.
+func DecodeG2Compressed(p *bls.G2Affine, b []byte, check Check) error {
+	if len(b) < G2CompressedSize {
+		return fmt.Errorf("%w: %d bytes, want %d", ErrBadEncoding, len(b), G2CompressedSize)
+	}
+	return decodeG2Compressed(p, b, check)
+}
