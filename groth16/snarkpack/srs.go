@@ -1,6 +1,7 @@
 package snarkpack
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -285,7 +286,7 @@ func (c *KeyCache) Keys(ctx context.Context, n int) (*ProverKey, error) {
 		}
 		defer f.Close()
 		log.Infow("reading the SnarkPack SRS", "file", c.Path)
-		s, err := ReadSRS(bufferedReader(f), 2*MaxProofs+1)
+		s, err := ReadSRS(bufio.NewReaderSize(f, 1<<20), 2*MaxProofs+1)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Path, err)
 		}

@@ -1,8 +1,0 @@
-package snarkpack
-
-import (
-	"bufio"
-	"io"
-)
-
-func bufferedReader(r io.Reader) io.Reader { return bufio.NewReaderSize(r, 1<<20) }
