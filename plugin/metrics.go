@@ -56,7 +56,8 @@ func newDaemonMetrics() *daemonMetrics {
 		phase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "snarkd_partition_phase_seconds",
 			Help: "Partition phase durations by proof kind and phase: synthesis, upload, kernels, assembly, verify " +
-				"(GPU), cpu_prove (the whole proof on the CPU engine).",
+				"(GPU), cpu_prove (the whole proof on the CPU engine); once per job that aggregates its proofs " +
+				"(NI-PoRep C2), aggregate and aggregate_verify.",
 			Buckets: phaseBuckets,
 		}, []string{"kind", "phase"}),
 		rpc: prometheus.NewHistogramVec(prometheus.HistogramOpts{

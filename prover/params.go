@@ -16,6 +16,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/groth16/snarkpack"
 	"github.com/snarkd/snarkd/internal/atomicfile"
 	"github.com/snarkd/snarkd/rpcapi"
 	"github.com/snarkd/snarkd/testcircuit"
@@ -26,7 +27,8 @@ import (
 var DevnetParamSeed = []byte("snarkd devnet test-circuit parameters v1")
 
 // ParamCache loads proving parameters at first use and keeps them in memory: Filecoin
-// circuits' from the Filecoin parameter directory (WithFilecoinDir), and the test circuit's
+// circuits' from the Filecoin parameter directory (WithFilecoinDir), with the SnarkPack SRS
+// there that aggregations use (AggregationKeys), and the test circuit's
 // devnet parameters, which are generated at first use and written to dir so that later starts
 // load them. Preload loads a set ahead of its first proof and Evict drops one; with a memory
 // limit (WithMemoryLimit) the least recently used sets that no proof holds are dropped when a
@@ -37,8 +39,12 @@ type ParamCache struct {
 	// circuitDir holds compiled circuits (WithCircuitDir; guarded by mu).
 	circuitDir string
 
-	mu      sync.Mutex
-	filDir  string
+	mu     sync.Mutex
+	filDir string
+	// srs reads the SnarkPack SRS of filDir at its first aggregation (AggregationKeys);
+	// srsRead is set once it has.
+	srs     *snarkpack.KeyCache
+	srsRead bool
 	limit   uint64
 	entries map[string]*paramEntry
 	clock   uint64 // LRU clock: bumped on every use
@@ -379,6 +385,9 @@ func (e *MissingParamsError) Error() string {
 // finds .params and .vk files under their published names, and returns c.
 func (c *ParamCache) WithFilecoinDir(dir string) *ParamCache {
 	c.mu.Lock()
+	if dir != c.filDir {
+		c.srs, c.srsRead = nil, false
+	}
 	c.filDir = dir
 	c.mu.Unlock()
 	return c

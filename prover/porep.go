@@ -11,8 +11,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/filecoin/seal"
-	"github.com/snarkd/snarkd/groth16"
-	"github.com/snarkd/snarkd/rpcapi"
+	"github.com/snarkd/snarkd/groth16/snarkpack"
 )
 
 // InputError marks a request whose Filecoin input (a C1 output) cannot produce a valid proof:
@@ -35,7 +34,10 @@ type DecodedC1 struct {
 
 // planPoRep decodes (unless the request carries it decoded) and verifies the C1 output (every vanilla proof is checked before any
 // synthesis), loads the parameters of its circuit, and returns one partition per Groth16 proof.
-func (p *Pipeline) planPoRep(ctx context.Context, req PoRepRequest) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
+// An NI-PoRep C2's answer is, as filecoin-ffi's, the SnarkPack aggregate (V2) of its partition
+// proofs padded to a power of two, with the SHA-256 of comm_r bound into the transcript: its
+// aggregation keys are read here too, so that a missing SRS is reported before any proving.
+func (p *Pipeline) planPoRep(ctx context.Context, req PoRepRequest) (planned, error) {
 	var c *seal.Commit2
 	var err error
 	if req.C1 != nil {
@@ -45,33 +47,35 @@ func (p *Pipeline) planPoRep(ctx context.Context, req PoRepRequest) (*groth16.Pa
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, nil, nil, ctx.Err()
+			return planned{}, ctx.Err()
 		}
-		return nil, nil, nil, &InputError{Field: "Phase1Out", Err: err}
+		return planned{}, &InputError{Field: "Phase1Out", Err: err}
 	}
 	// filecoin-ffi proves the type the C1 output names. A request whose proof type is another
 	// sector size was built for a different sector: refuse it rather than guess.
 	if want, err := prooftypes.Lookup(req.RegisteredProof); err != nil {
-		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: err}
+		return planned{}, &InputError{Field: "RegisteredProof", Err: err}
 	} else if want.SectorSize != c.Proof.SectorSize {
-		return nil, nil, nil, &InputError{Field: "RegisteredProof", Err: fmt.Errorf("%s (%d) does not match the C1 output's %s", want.Name, req.RegisteredProof, c.Proof.Name)}
+		return planned{}, &InputError{Field: "RegisteredProof", Err: fmt.Errorf("%s (%d) does not match the C1 output's %s", want.Name, req.RegisteredProof, c.Proof.Name)}
 	} else if want.Proof != c.Proof.Proof {
 		log.Warnw("request proof type differs from the C1 output's; proving the C1 output's", "request", want.Name, "c1", c.Proof.Name)
 	}
-	if c.Proof.Feature == prooftypes.NonInteractive {
-		// filecoin-ffi's SealCommitPhase2 answers NI-PoRep with a SnarkPack aggregate of the
-		// partition proofs, not their concatenation: returning the latter would be a wrong answer.
-		return nil, nil, nil, &UnsupportedError{Kind: rpcapi.KindPoRepC2, Reason: fmt.Sprintf("%s: NI-PoRep C2 returns a SnarkPack aggregate of its %d partition proofs, and aggregation is not implemented", c.Proof.Name, c.Proof.Partitions)}
-	}
 	sp, err := p.params.Seal(ctx, c.Proof)
 	if err != nil {
-		return nil, nil, nil, err
+		return planned{}, err
+	}
+	var agg *aggregation
+	if c.Proof.Feature == prooftypes.NonInteractive {
+		include := seal.AggregateInclude(c.Proof, [][32]byte{c.Output.CommR}, nil)
+		if agg, err = p.newAggregation(ctx, c.Partitions(), include[:], snarkpack.V2); err != nil {
+			return planned{}, fmt.Errorf("%s: %w", c.Proof.Name, err)
+		}
 	}
 	parts := make([]partition, c.Partitions())
 	for k := range parts {
 		inputs, err := c.PublicInputs(k)
 		if err != nil {
-			return nil, nil, nil, &InputError{Field: "Phase1Out", Err: fmt.Errorf("public inputs of partition %d: %w", k, err)}
+			return planned{}, &InputError{Field: "Phase1Out", Err: fmt.Errorf("public inputs of partition %d: %w", k, err)}
 		}
 		parts[k] = partition{
 			synthesize: func(ctx context.Context, _ cs.Shape, ph *Phases) (*cs.ProvingAssignment, error) {
@@ -90,6 +94,6 @@ func (p *Pipeline) planPoRep(ctx context.Context, req PoRepRequest) (*groth16.Pa
 			inputs: append([]fr.Element(nil), inputs...),
 		}
 	}
-	log.Infow("PoRep C2 planned", "proof", c.Proof.Name, "miner", req.MinerID, "sector", req.SectorNumber, "partitions", len(parts))
-	return sp.PK, sp.VK, parts, nil
+	log.Infow("PoRep C2 planned", "proof", c.Proof.Name, "miner", req.MinerID, "sector", req.SectorNumber, "partitions", len(parts), "aggregate", agg != nil)
+	return planned{pk: sp.PK, vk: sp.VK, parts: parts, aggregate: agg}, nil
 }

@@ -172,22 +172,3 @@ func TestPoRepParamsOfAnotherCircuit(t *testing.T) {
 		t.Fatalf("got %v, want the .vk/.params disagreement", err)
 	}
 }
-
-// TestPoRepNonInteractiveUnsupported: NI-PoRep's C2 answer is an aggregate, so it is refused as
-// not supported rather than answered with concatenated partition proofs.
-func TestPoRepNonInteractiveUnsupported(t *testing.T) {
-	p, err := prooftypes.Lookup(abi.RegisteredSealProof_StackedDrg2KiBV1_2_Feat_NiPoRep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := sealer.RandomC1(context.Background(), p, testMiner, testSector, rand.NewChaCha8([32]byte{4}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pipe := New(CPUBackend{}, NewParamCache("").WithFilecoinDir(t.TempDir()))
-	_, err = pipe.Prove(context.Background(), porepRequest(p, encode(t, o)), nil)
-	var u *UnsupportedError
-	if !errors.As(err, &u) || !strings.Contains(err.Error(), "SnarkPack") {
-		t.Fatalf("got %v, want UnsupportedError about aggregation", err)
-	}
-}

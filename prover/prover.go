@@ -1,7 +1,8 @@
 // Package prover is the proving pipeline for one request: it splits the request into
 // partitions, synthesizes each partition's circuit on the CPU, proves it with a Backend (the CPU
 // engine today; the GPU prover plugs in through the same interface), verifies every partition
-// proof against the verifying key, and concatenates the 192-byte proofs in partition order.
+// proof against the verifying key, and concatenates the 192-byte proofs in partition order, or,
+// for NI-PoRep C2, aggregates them into one SnarkPack proof and verifies that too.
 package prover
 
 import (
@@ -166,6 +167,9 @@ const (
 	StageSynthesizing  Stage = "synthesizing"
 	StageProving       Stage = "proving"
 	StageVerifying     Stage = "verifying"
+	// StageAggregating follows Verifying for requests whose answer aggregates the partition
+	// proofs (NI-PoRep C2's SnarkPack aggregate): aggregation and the aggregate's verification.
+	StageAggregating Stage = "aggregating"
 	// StageAdmitted is reported by GPU backends when a device grants a partition its memory
 	// plan (detail: device, worker, tier, SRS placement), between proving and the proof.
 	StageAdmitted Stage = "admitted"
@@ -178,7 +182,8 @@ const (
 // stages, details for the job's event log.
 type Progress func(stage Stage, partition, partitions int, detail ...string)
 
-// Result is a request's proof bytes (192 per partition, in order) and stage timings.
+// Result is a request's proof bytes (192 per partition, in order; for NI-PoRep C2 the SnarkPack
+// aggregate of the partition proofs) and stage timings.
 type Result struct {
 	Proof      []byte
 	Partitions int
@@ -209,7 +214,8 @@ const (
 	PhaseCheck         = "check"     // rows and public inputs checked
 	PhaseFullSynthesis = "synthesis" // full synthesis (linear combinations)
 	PhaseProve         = "prove"     // the backend (GPU or CPU), per partition
-	PhaseVerify        = "verify"    // every partition proof verified
+	PhaseVerify        = "verify"    // every partition proof verified (and the aggregate, if any)
+	PhaseAggregate     = "aggregate" // the partition proofs aggregated (SnarkPack) and encoded
 )
 
 // Phases accumulates step times; safe for concurrent use, and a nil *Phases records nothing.
@@ -333,7 +339,8 @@ type Pipeline struct {
 
 // PhaseObserver hears how long one partition of a request of kind spent in phase: one of
 // PartitionSynthesis, PartitionVerify, and what the backend reports (PartitionUpload,
-// PartitionKernels, PartitionAssembly on a GPU; PartitionCPUProve on the CPU).
+// PartitionKernels, PartitionAssembly on a GPU; PartitionCPUProve on the CPU); and, once per
+// request that aggregates its proofs, PartitionAggregate and PartitionAggregateVerify.
 type PhaseObserver func(kind Kind, phase string, d time.Duration)
 
 // Partition phases a PhaseObserver hears.
@@ -344,6 +351,10 @@ const (
 	PartitionAssembly  = "assembly"  // the proof assembled from the MSM results with r, s
 	PartitionVerify    = "verify"    // the partition proof's pairing check
 	PartitionCPUProve  = "cpu_prove" // the whole proof on the CPU engine
+	// A request whose answer aggregates its partition proofs reports these once, after the
+	// partitions' phases.
+	PartitionAggregate       = "aggregate"        // SnarkPack aggregation of the request's proofs
+	PartitionAggregateVerify = "aggregate_verify" // the aggregate's verification
 )
 
 // WithPhaseObserver makes the pipeline report every partition's phase durations to fn. Call it
@@ -439,30 +450,47 @@ func circuitPartition(c cs.Circuit, inputs []fr.Element) partition {
 	}
 }
 
-// plan turns a request into its partitions, the parameters that prove them and the verifying
-// key every partition proof is checked with. Kinds whose circuits are not here yet are refused
-// by Supports.
-func (p *Pipeline) plan(ctx context.Context, req Request) (*groth16.Parameters, *groth16.VerifyingKey, []partition, error) {
+// planned is a planned request: its partitions, the parameters that prove them, the verifying
+// key every partition proof is checked with and, for a request whose answer is an aggregate
+// of its partition proofs rather than their concatenation, the aggregation.
+type planned struct {
+	pk        *groth16.Parameters
+	vk        *groth16.VerifyingKey
+	parts     []partition
+	aggregate *aggregation
+}
+
+// plan turns a request into its planned partitions. Kinds whose circuits are not here yet are
+// refused by Supports.
+func (p *Pipeline) plan(ctx context.Context, req Request) (planned, error) {
 	kind := req.Kind()
 	if kind == "" {
-		return nil, nil, nil, errors.New("prover: a request carries the inputs of exactly one proof kind")
+		return planned{}, errors.New("prover: a request carries the inputs of exactly one proof kind")
 	}
 	if err := p.Supports(kind); err != nil {
-		return nil, nil, nil, err
+		return planned{}, err
 	}
+	var (
+		pl  planned
+		err error
+	)
 	switch {
 	case req.PoRep != nil:
 		return p.planPoRep(ctx, *req.PoRep)
 	case req.PoSt != nil:
-		return p.planPoSt(ctx, *req.PoSt)
+		pl.pk, pl.vk, pl.parts, err = p.planPoSt(ctx, *req.PoSt)
 	case req.Snap != nil:
-		return p.planUpdate(ctx, *req.Snap)
+		pl.pk, pl.vk, pl.parts, err = p.planUpdate(ctx, *req.Snap)
+	default:
+		pl.pk, pl.parts, err = p.planTest(ctx, *req.Test)
+		if err == nil {
+			pl.vk = &pl.pk.VK
+		}
 	}
-	pk, parts, err := p.planTest(ctx, *req.Test)
 	if err != nil {
-		return nil, nil, nil, err
+		return planned{}, err
 	}
-	return pk, &pk.VK, parts, nil
+	return pl, nil
 }
 
 // planTest plans the built-in test circuit.
@@ -512,10 +540,11 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 	// Planning waits for the parameters; while they load, the request's progress says so
 	// instead of sitting on its previous stage.
 	planCtx := withLoadReport(ctx, func(l ParamLoad) { progress(StageLoadingParams, 0, 0, l.String()) })
-	pk, vk, parts, err := p.plan(planCtx, req)
+	pl, err := p.plan(planCtx, req)
 	if err != nil {
 		return Result{}, err
 	}
+	pk, vk, parts := pl.pk, pl.vk, pl.parts
 	ph.Add(PhasePlan, time.Since(tPlan))
 	res := Result{Partitions: len(parts)}
 	proofs := make([]*groth16.Proof, len(parts))
@@ -653,6 +682,19 @@ func (p *Pipeline) prove(ctx context.Context, req Request, progress Progress) (R
 	}
 	res.Verify = time.Since(t2)
 	ph.Add(PhaseVerify, res.Verify)
-	res.Proof = groth16.MarshalProofs(proofs)
+	if pl.aggregate == nil {
+		res.Proof = groth16.MarshalProofs(proofs)
+		return res.with(ph), nil
+	}
+	progress(StageAggregating, len(parts), len(parts))
+	inputs := make([][]fr.Element, len(parts))
+	for i := range parts {
+		inputs[i] = parts[i].inputs
+	}
+	b, err := pl.aggregate.run(ctx, p, kind, vk, proofs, inputs, ph, &res)
+	if err != nil {
+		return res.with(ph), err
+	}
+	res.Proof = b
 	return res.with(ph), nil
 }

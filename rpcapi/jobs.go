@@ -194,6 +194,9 @@ const (
 	EventSynthesizing  EventType = "synthesizing"
 	EventProving       EventType = "proving"
 	EventVerifying     EventType = "verifying"
+	// EventAggregating follows verifying for a job whose answer aggregates its partition
+	// proofs (NI-PoRep C2: a SnarkPack aggregate): aggregation, then the aggregate's check.
+	EventAggregating EventType = "aggregating"
 	// EventAdmitted: a GPU granted a partition its memory plan (Detail names the device, the
 	// worker, the tier and where the SRS lives), or an out-of-memory sent it to a smaller one.
 	EventAdmitted EventType = "admitted"

@@ -80,7 +80,10 @@ func workloadOf(s string, postBench bool) (*bench.Workload, error) {
 		return nil, fmt.Errorf("%s is a PoSt proof type: `snarkd bench post --proof %s`", f.Name, f.Name)
 	case f.Seal != nil:
 		if f.Seal.Feature == prooftypes.NonInteractive {
-			return nil, fmt.Errorf("%s: NI-PoRep C2 is not supported yet", f.Name)
+			// Its challenges depend on comm_r, which the synthetic C1 outputs of the benchmark
+			// cannot honour; its partitions are the interactive type's circuit.
+			return nil, fmt.Errorf("%s: bench c2 has no synthetic NI-PoRep C1 outputs (their challenges depend on comm_r); its partitions prove the circuit of %s",
+				f.Name, strings.Replace(f.Name, "V1_2_Feat_NonInteractivePoRep", "V1_1", 1))
 		}
 		return bench.PoRepWorkload(f.Seal), nil
 	}

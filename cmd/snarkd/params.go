@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,8 @@ import (
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
 	"github.com/snarkd/snarkd/gpu"
 	"github.com/snarkd/snarkd/groth16"
+	"github.com/snarkd/snarkd/groth16/snarkpack"
+	"github.com/snarkd/snarkd/internal/atomicfile"
 )
 
 // DevnetSealParamSeed is the default seed of `snarkd params gen`. Everyone knows it, so
@@ -98,13 +102,17 @@ func paramsCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			{
 				Name:  "gen",
-				Usage: "generate INSECURE devnet parameters for a PoRep, PoSt or SnapDeals proof type (devnets and tests only)",
+				Usage: "generate INSECURE devnet parameters for a PoRep, PoSt or SnapDeals proof type, or a devnet SnarkPack SRS (devnets and tests only)",
 				Description: "Runs a Groth16 setup of the proof type's (partition) circuit from a public seed and writes the .params,\n" +
-					".vk and .meta files under Filecoin's file names into the parameter directory. Anyone who knows\n" +
-					"the seed can forge proofs with them: they are for devnets and tests only, never for mainnet or\n" +
-					"calibnet, whose chains verify with the published parameters of Filecoin's trusted setup.",
+					".vk and .meta files under Filecoin's file names into the parameter directory. With --srs it also\n" +
+					"(or, without --proof, only) writes a devnet SnarkPack SRS under the published SRS's file name, which\n" +
+					"NI-PoRep C2 aggregates its partition proofs with. Anyone who knows the seed can forge proofs with\n" +
+					"them: they are for devnets and tests only, never for mainnet or calibnet, whose chains verify with\n" +
+					"the published parameters and SRS of Filecoin's trusted setups.",
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "proof", Required: true, Usage: circuitFlagUsage},
+					&cli.StringFlag{Name: "proof", Usage: circuitFlagUsage + " (required unless --srs)"},
+					&cli.BoolFlag{Name: "srs", Usage: "write a devnet SnarkPack SRS (" + snarkpack.SRSFile + ")"},
+					&cli.IntFlag{Name: "srs-proofs", Value: defaultSRSProofs, Usage: fmt.Sprintf("the most proofs one aggregate with the devnet SRS holds: a power of two, 2..%d (NI-PoRep: 16 at 2KiB to 512MiB, 128 at 32GiB and 64GiB)", snarkpack.MaxProofs)},
 					paramDirFlag,
 					&cli.StringFlag{Name: "seed", Value: DevnetSealParamSeed, Usage: "setup seed (public: the parameters are insecure whatever it is)"},
 					&cli.BoolFlag{Name: "force", Usage: "overwrite existing parameter files"},
@@ -136,15 +144,104 @@ func paramsCommand() *cli.Command {
 	}
 }
 
+// defaultSRSProofs is what `params gen --srs` sizes a devnet SRS for: an aggregate of 8192
+// proofs, enough for NI-PoRep of any sector size and for aggregating hundreds of sectors' C2
+// proofs (filecoin-proofs aggregates at most 819 sectors: 8190 proofs of 10 partitions).
+const defaultSRSProofs = 8192
+
 func paramsGen(c *cli.Context) error {
-	p, err := parseCircuit(c.String("proof"))
-	if err != nil {
-		return usage(err)
+	if c.String("proof") == "" && !c.Bool("srs") {
+		return usagef("say what to generate: --proof NAME (a circuit's parameters), --srs (a devnet SnarkPack SRS) or both")
+	}
+	var p filCircuit
+	if c.String("proof") != "" {
+		var err error
+		if p, err = parseCircuit(c.String("proof")); err != nil {
+			return usage(err)
+		}
+	}
+	srsProofs := c.Int("srs-proofs")
+	switch {
+	case c.IsSet("srs-proofs") && !c.Bool("srs"):
+		return usagef("--srs-proofs sizes the SRS that --srs writes: pass --srs too")
+	case c.Bool("srs") && (srsProofs < 2 || srsProofs > snarkpack.MaxProofs || srsProofs&(srsProofs-1) != 0):
+		return usagef("--srs-proofs %d: want a power of two, 2..%d", srsProofs, snarkpack.MaxProofs)
 	}
 	dir, err := paramDir(c)
 	if err != nil {
 		return err
 	}
+	// Whatever is already there is refused before any work starts.
+	if c.Bool("srs") && !c.Bool("force") && !c.Bool("if-missing") {
+		if path := filepath.Join(dir, snarkpack.SRSFile); fileExists(path) {
+			return fmt.Errorf("%s exists; pass --force to overwrite it", path)
+		}
+	}
+	res := paramsGenResult{Dir: dir}
+	var lines []string
+	if p.Name != "" {
+		line, err := genCircuitParams(c, p, dir, &res)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, line)
+	}
+	if c.Bool("srs") {
+		sr, line, err := genDevnetSRS(c, dir, srsProofs)
+		if err != nil {
+			return err
+		}
+		res.SRS = sr
+		lines = append(lines, line)
+	}
+	return printResult(c, res, func(w io.Writer) {
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+	})
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// genDevnetSRS writes a devnet SnarkPack SRS for up to maxProofs proofs into dir under
+// snarkpack.SRSFile, its powers derived from --seed; with --if-missing (and no --force) an
+// existing file is kept.
+func genDevnetSRS(c *cli.Context, dir string, maxProofs int) (*srsGenResult, string, error) {
+	path := filepath.Join(dir, snarkpack.SRSFile)
+	if fi, err := os.Stat(path); err == nil && c.Bool("if-missing") && !c.Bool("force") {
+		return &srsGenResult{File: snarkpack.SRSFile, AlreadyPresent: true, Bytes: fi.Size()},
+			fmt.Sprintf("SnarkPack SRS already in %s", dir), nil
+	}
+	fmt.Fprintf(c.App.ErrWriter, "WARNING: a devnet SnarkPack SRS is INSECURE (public seed): for devnets and tests only\n")
+	t0 := time.Now()
+	h := sha256.Sum256([]byte(c.String("seed")))
+	s, err := snarkpack.DevnetSRS(c.Context, maxProofs, binary.LittleEndian.Uint64(h[:8]))
+	if err != nil {
+		return nil, "", fmt.Errorf("devnet SnarkPack SRS for %d proofs: %w", maxProofs, err)
+	}
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		_, err := s.WriteTo(w)
+		return err
+	}); err != nil {
+		return nil, "", fmt.Errorf("writing the devnet SnarkPack SRS: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	took := time.Since(t0)
+	res := &srsGenResult{File: snarkpack.SRSFile, MaxProofs: maxProofs, Bytes: fi.Size(), TotalSec: jsonSeconds(took)}
+	return res, fmt.Sprintf("wrote %s (%s, aggregates up to %d proofs) in %s; took %s", snarkpack.SRSFile,
+		gpu.FormatBytes(uint64(fi.Size())), maxProofs, dir, fmtElapsed(took)), nil
+}
+
+// genCircuitParams runs `params gen --proof`: the setup of p's circuit into dir, recorded in res;
+// it returns the summary line.
+func genCircuitParams(c *cli.Context, p filCircuit, dir string, res *paramsGenResult) (string, error) {
+	res.Proof, res.Base = p.Name, p.Base
 	path := filepath.Join(dir, p.Base+".params")
 	if c.Bool("if-missing") && !c.Bool("force") {
 		complete := true
@@ -154,21 +251,21 @@ func paramsGen(c *cli.Context) error {
 			}
 		}
 		if complete {
-			res := paramsGenResult{Proof: p.Name, Dir: dir, Base: p.Base, AlreadyPresent: true, Files: paramFileSizes(dir, p.Base)}
-			return printResult(c, res, func(w io.Writer) { fmt.Fprintf(w, "%s parameters already in %s\n", p.Name, dir) })
+			res.AlreadyPresent, res.Files = true, paramFileSizes(dir, p.Base)
+			return fmt.Sprintf("%s parameters already in %s", p.Name, dir), nil
 		}
 	}
 	if _, err := os.Stat(path); err == nil && !c.Bool("force") {
-		return fmt.Errorf("%s exists; pass --force to overwrite it", path)
+		return "", fmt.Errorf("%s exists; pass --force to overwrite it", path)
 	}
 	if f := c.String("cpuprofile"); f != "" {
 		out, err := os.Create(f)
 		if err != nil {
-			return err
+			return "", err
 		}
 		defer out.Close()
 		if err := pprof.StartCPUProfile(out); err != nil {
-			return err
+			return "", err
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -202,30 +299,30 @@ func paramsGen(c *cli.Context) error {
 	select {
 	case r := <-done:
 		if r.err != nil {
-			return r.err
+			return "", r.err
 		}
 		pk = r.pk
 	case <-c.Context.Done():
-		return fmt.Errorf("setup of %s interrupted; nothing written: %w", p.Name, c.Context.Err())
+		return "", fmt.Errorf("setup of %s interrupted; nothing written: %w", p.Name, c.Context.Err())
 	}
 	if p.Seal != nil { // the only family whose parameters get checked after the setup
 		tr.Begin(genStepCheck, 0)
 		if err := p.check(ctx, pk); err != nil {
-			return err
+			return "", err
 		}
 	}
 	tr.Begin(genStepWrite, 0)
 	if err := p.write(dir, pk); err != nil {
-		return fmt.Errorf("writing parameters into %s: %w", dir, err)
+		return "", fmt.Errorf("writing parameters into %s: %w", dir, err)
 	}
 	tr.End()
 	stop()
 	total, steps := time.Since(t0), tr.Steps()
-	res := paramsGenResult{Proof: p.Name, Dir: dir, Base: p.Base, Files: paramFileSizes(dir, p.Base), TotalSec: jsonSeconds(total)}
+	res.Files, res.TotalSec = paramFileSizes(dir, p.Base), jsonSeconds(total)
 	for _, s := range steps {
 		res.Steps = append(res.Steps, genStepTime{Step: string(s.Step), Sec: jsonSeconds(s.Took)})
 	}
-	return printResult(c, res, func(w io.Writer) { fmt.Fprintln(w, genSummary(dir, p.Base, res.Files, total, steps)) })
+	return genSummary(dir, p.Base, res.Files, total, steps), nil
 }
 
 // paramFileSizes lists the .params, .vk and .meta files of base in dir that exist, with sizes.
@@ -344,7 +441,11 @@ func paramsCheck(c *cli.Context) error {
 			if err := prooftypes.CheckFile(dir, name, want.Digest); err != nil {
 				var dm *prooftypes.DigestMismatchError
 				if errors.As(err, &dm) {
-					r.Status, r.Detail = "mismatch", fmt.Sprintf("digest %s, published %s (devnet parameters from `snarkd params gen` are not the published ones)", dm.Got, dm.Want)
+					devnet := "devnet parameters from `snarkd params gen` are not the published ones"
+					if srs {
+						devnet = "a devnet SRS from `snarkd params gen --srs` is not the published one"
+					}
+					r.Status, r.Detail = "mismatch", fmt.Sprintf("digest %s, published %s (%s)", dm.Got, dm.Want, devnet)
 				} else {
 					r.Status, r.Detail = "error", err.Error()
 				}

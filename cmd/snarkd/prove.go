@@ -272,7 +272,7 @@ func isTerminal(w io.Writer) bool {
 func showProgress(p *progressOut, ev rpcapi.JobEvent) {
 	n := max(ev.Partitions, 1)
 	done := ev.Partition
-	if ev.Type == rpcapi.EventDone || ev.Type == rpcapi.EventVerifying {
+	if ev.Type == rpcapi.EventDone || ev.Type == rpcapi.EventVerifying || ev.Type == rpcapi.EventAggregating {
 		done = n
 	}
 	p.show(string(ev.Type), float64(done)/float64(n),

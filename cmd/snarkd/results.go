@@ -58,7 +58,7 @@ type cancelResult struct {
 
 // paramsGenResult is `params gen --json`.
 type paramsGenResult struct {
-	Proof string `json:"proof"`
+	Proof string `json:"proof"` // empty with --srs alone
 	Dir   string `json:"dir"`
 	Base  string `json:"base"` // file name without .params, .vk, .meta
 	// AlreadyPresent: --if-missing found every file, so nothing was generated.
@@ -66,6 +66,18 @@ type paramsGenResult struct {
 	Files          []paramFileSize `json:"files,omitempty"`
 	TotalSec       float64         `json:"total_s,omitempty"`
 	Steps          []genStepTime   `json:"steps,omitempty"`
+	// SRS is the devnet SnarkPack SRS that --srs wrote.
+	SRS *srsGenResult `json:"srs,omitempty"`
+}
+
+// srsGenResult is the devnet SnarkPack SRS of `params gen --srs`.
+type srsGenResult struct {
+	File string `json:"file"`
+	// MaxProofs is the most proofs one aggregate with it holds (0 when AlreadyPresent).
+	MaxProofs      int     `json:"max_proofs,omitempty"`
+	Bytes          int64   `json:"bytes"`
+	AlreadyPresent bool    `json:"already_present"`
+	TotalSec       float64 `json:"total_s,omitempty"`
 }
 
 type paramFileSize struct {

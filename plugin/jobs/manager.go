@@ -566,7 +566,7 @@ func (m *Manager) run(e *entry) {
 			if partitions > 0 {
 				e.rec.Job.Partitions = partitions
 			}
-			if stage == rpcapi.EventVerifying || (stage == rpcapi.EventProving && partition > e.rec.Job.PartitionsDone) {
+			if stage == rpcapi.EventVerifying || stage == rpcapi.EventAggregating || (stage == rpcapi.EventProving && partition > e.rec.Job.PartitionsDone) {
 				e.rec.Job.PartitionsDone = partition
 			}
 			e.rec.Job.Stage = stage
