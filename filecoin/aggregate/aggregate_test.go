@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 
-	bls "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/filecoin-project/go-state-types/abi"
 	"github.com/filecoin-project/go-state-types/proof"
 	"github.com/ipfs/go-cid"
@@ -23,6 +20,7 @@ import (
 	"github.com/snarkd/snarkd/filecoin/sealer"
 	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/groth16/snarkpack"
+	"github.com/snarkd/snarkd/internal/groth16sim"
 )
 
 const testMiner = 1000
@@ -84,54 +82,20 @@ func infosOf(t testing.TB, p *prooftypes.SealProof, sectors ...abi.SectorNumber)
 	return out
 }
 
-// simKey is a Groth16 verifying key whose trapdoor is known (α = β = γ = δ = 1, ic_i = s_i·G),
-// so that proofs verifying against any public inputs can be made without a setup of the
-// circuit: A = a·G₁, B = b·G₂, C = (ab − 1 − s₀ − Σ xᵢ·sᵢ₊₁)·G₁.
-type simKey struct {
-	vk *groth16.VerifyingKey
-	s  []fr.Element
-}
+// simKey proves any public inputs without a setup (groth16sim).
+type simKey struct{ *groth16sim.Key }
 
-func newSimKey(t testing.TB, inputs int) *simKey {
+func newSimKey(t testing.TB, inputs int) simKey {
 	t.Helper()
-	_, _, g1, g2 := bls.Generators()
-	k := &simKey{s: make([]fr.Element, inputs)}
-	for i := range k.s {
-		if _, err := k.s[i].SetRandom(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	k.vk = &groth16.VerifyingKey{Alpha1: g1, Beta1: g1, Beta2: g2, Gamma2: g2, Delta1: g1, Delta2: g2,
-		IC: bls.BatchScalarMultiplicationG1(&g1, k.s)}
-	return k
-}
-
-func (k *simKey) prove(t testing.TB, inputs []fr.Element) *groth16.Proof {
-	t.Helper()
-	var a, b, c, x fr.Element
-	if _, err := a.SetRandom(); err != nil {
+	k, err := groth16sim.NewKey(inputs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.SetRandom(); err != nil {
-		t.Fatal(err)
-	}
-	c.Mul(&a, &b)
-	one := fr.One()
-	c.Sub(&c, &one)
-	c.Sub(&c, &k.s[0])
-	for i := range inputs {
-		x.Mul(&inputs[i], &k.s[i+1])
-		c.Sub(&c, &x)
-	}
-	p := new(groth16.Proof)
-	p.A.ScalarMultiplicationBase(a.BigInt(new(big.Int)))
-	p.B.ScalarMultiplicationBase(b.BigInt(new(big.Int)))
-	p.C.ScalarMultiplicationBase(c.BigInt(new(big.Int)))
-	return p
+	return simKey{k}
 }
 
 // c2Proofs proves every partition of every sector of s with k and returns the C2 outputs.
-func (k *simKey) c2Proofs(t testing.TB, s *Set) [][]byte {
+func (k simKey) c2Proofs(t testing.TB, s *Set) [][]byte {
 	t.Helper()
 	inputs, err := s.PublicInputs(context.Background())
 	if err != nil {
@@ -142,7 +106,9 @@ func (k *simKey) c2Proofs(t testing.TB, s *Set) [][]byte {
 	for i := range out {
 		ps := make([]*groth16.Proof, parts)
 		for j := range ps {
-			ps[j] = k.prove(t, inputs[i*parts+j])
+			if ps[j], err = k.Prove(inputs[i*parts+j]); err != nil {
+				t.Fatal(err)
+			}
 		}
 		out[i] = groth16.MarshalProofs(ps)
 	}
@@ -351,24 +317,24 @@ func TestDiagnose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Diagnose(ctx, k.vk, proofs); err != nil {
+	if err := s.Diagnose(ctx, k.VK, proofs); err != nil {
 		t.Fatalf("good proofs: %v", err)
 	}
 	swapped, err := s.ParseProofs(ctx, [][]byte{c2[0], c2[2], c2[1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Diagnose(ctx, k.vk, swapped); err == nil || !strings.HasPrefix(err.Error(), "Proofs[1]: partition 0 of sector 2 does not verify") {
+	if err := s.Diagnose(ctx, k.VK, swapped); err == nil || !strings.HasPrefix(err.Error(), "Proofs[1]: partition 0 of sector 2 does not verify") {
 		t.Fatalf("swapped sectors: got %v", err)
 	}
 	// One partition of another sector among the right ones.
 	mixed := append([]byte(nil), c2[2]...)
 	copy(mixed[7*192:8*192], c2[1][7*192:8*192])
-	if err := s.Diagnose(ctx, k.vk, mustParse(t, s, [][]byte{c2[0], c2[1], mixed})); err == nil || !strings.HasPrefix(err.Error(), "Proofs[2]: partition 7 of sector 3") {
+	if err := s.Diagnose(ctx, k.VK, mustParse(t, s, [][]byte{c2[0], c2[1], mixed})); err == nil || !strings.HasPrefix(err.Error(), "Proofs[2]: partition 7 of sector 3") {
 		t.Fatalf("one partition swapped: got %v", err)
 	}
 	other := newSimKey(t, p.PublicInputs()-1)
-	if err := s.Diagnose(ctx, other.vk, proofs); err == nil || !strings.Contains(err.Error(), "a key of another circuit") {
+	if err := s.Diagnose(ctx, other.VK, proofs); err == nil || !strings.Contains(err.Error(), "a key of another circuit") {
 		t.Fatalf("key of another circuit: got %v", err)
 	}
 }
@@ -423,7 +389,7 @@ func TestAggregateVerify(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					return s.Verify(ctx, pk.Verifier(), k.vk, agg)
+					return s.Verify(ctx, pk.Verifier(), k.VK, agg)
 				}
 				if err := verify(s, b); err != nil {
 					t.Fatalf("aggregate does not verify: %v", err)
