@@ -26,10 +26,16 @@ func unsupported(err error) error {
 }
 
 func (r pipelineRunner) Supports(kind rpcapi.ProofKind) error {
+	if kind == rpcapi.KindAggregateSeals {
+		return nil
+	}
 	return unsupported(r.p.Supports(kind))
 }
 
 func (r pipelineRunner) Run(ctx context.Context, t jobs.Task, report jobs.Report) (jobs.Output, error) {
+	if t.Request.Kind == rpcapi.KindAggregateSeals {
+		return r.runAggregate(ctx, t, report)
+	}
 	var c1 *prover.DecodedC1
 	if t.Decoded != nil && t.Decoded.C1 != nil {
 		c1 = &prover.DecodedC1{Output: t.Decoded.C1, Proof: t.Decoded.SealProof}

@@ -3,7 +3,6 @@ package prover
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,72 +13,30 @@ import (
 	"github.com/filecoin-project/go-state-types/proof"
 
 	"github.com/snarkd/snarkd/filecoin/aggregate"
-	"github.com/snarkd/snarkd/filecoin/commcid"
+	"github.com/snarkd/snarkd/filecoin/aggregate/aggregatetest"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
-	"github.com/snarkd/snarkd/filecoin/sealer"
-	"github.com/snarkd/snarkd/groth16"
 	"github.com/snarkd/snarkd/groth16/snarkpack"
 	"github.com/snarkd/snarkd/internal/groth16sim"
 )
 
-// aggregateFixture is n Go-sealed 2KiB sectors of testMiner, their aggregate info and C2
-// proofs made with a simulated verifying key written as the proof type's .vk in dir.
+// aggregateFixture is n sealed 2KiB sectors of testMiner (10, 11, …) with C2 proofs from a
+// simulated key, written as the proof type's .vk in dir.
 type aggregateFixture struct {
-	p      *prooftypes.SealProof
-	dir    string
-	key    *groth16sim.Key
-	infos  []proof.AggregateSealVerifyInfo
-	proofs [][]byte
+	*aggregatetest.Fixture
+	p   *prooftypes.SealProof
+	dir string
+	key *groth16sim.Key
 }
 
 func newAggregateFixture(t *testing.T, n int) *aggregateFixture {
 	t.Helper()
-	p, err := prooftypes.Lookup(abi.RegisteredSealProof_StackedDrg2KiBV1_1)
+	fx, err := aggregatetest.New(abi.RegisteredSealProof_StackedDrg2KiBV1_1, testMiner, 10, n, 9)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &aggregateFixture{p: p, dir: t.TempDir()}
-	if f.key, err = groth16sim.NewKey(p.PublicInputs()); err != nil {
+	f := &aggregateFixture{Fixture: fx, p: fx.Proof, dir: t.TempDir(), key: fx.Key}
+	if err := fx.WriteKeys(f.dir, 0); err != nil {
 		t.Fatal(err)
-	}
-	vkf, err := os.Create(filepath.Join(f.dir, p.VKFile()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.key.VK.WriteTo(vkf); err != nil {
-		t.Fatal(err)
-	}
-	if err := vkf.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		num := abi.SectorNumber(10 + i)
-		o, err := sealer.RandomC1(context.Background(), p, testMiner, num, rand.NewChaCha8([32]byte{byte(i), 9}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		commR, err := commcid.SealedCID(o.CommR)
-		if err != nil {
-			t.Fatal(err)
-		}
-		commD, err := commcid.UnsealedCID(o.CommD)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.infos = append(f.infos, proof.AggregateSealVerifyInfo{Number: num, Randomness: o.Ticket[:], InteractiveRandomness: o.Seed[:],
-			SealedCID: commR, UnsealedCID: commD})
-	}
-	s := f.set(t, abi.RegisteredAggregationProof_SnarkPackV2, f.infos)
-	inputs, err := s.PublicInputs(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs { // one partition per 2KiB sector
-		pr, err := f.key.Prove(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.proofs = append(f.proofs, groth16.MarshalProofs([]*groth16.Proof{pr}))
 	}
 	return f
 }
@@ -103,9 +60,9 @@ func TestAggregateSeals(t *testing.T) {
 	writeDevnetSRS(t, f.dir, 4)
 	params := NewParamCache("").WithFilecoinDir(f.dir)
 	for i, v := range []abi.RegisteredAggregationProof{abi.RegisteredAggregationProof_SnarkPackV1, abi.RegisteredAggregationProof_SnarkPackV2} {
-		s := f.set(t, v, f.infos)
+		s := f.set(t, v, f.Infos)
 		var stages []Stage
-		res, err := AggregateSeals(ctx, params, SealAggregateRequest{Set: s, Proofs: f.proofs}, func(st Stage, _, _ int, _ ...string) {
+		res, err := AggregateSeals(ctx, params, SealAggregateRequest{Set: s, Proofs: f.Proofs}, func(st Stage, _, _ int, _ ...string) {
 			stages = append(stages, st)
 		})
 		if err != nil {
@@ -127,13 +84,13 @@ func TestAggregateSeals(t *testing.T) {
 		if err := VerifySealAggregate(ctx, params, s, res.Proof); err != nil {
 			t.Fatalf("%v: the aggregate does not verify: %v", s.Version, err)
 		}
-		seed := append([]proof.AggregateSealVerifyInfo(nil), f.infos...)
+		seed := append([]proof.AggregateSealVerifyInfo(nil), f.Infos...)
 		seed[2].InteractiveRandomness = append([]byte{seed[2].InteractiveRandomness[0] ^ 1}, seed[2].InteractiveRandomness[1:]...)
 		if err := VerifySealAggregate(ctx, params, f.set(t, v, seed), res.Proof); !errors.Is(err, snarkpack.ErrInvalid) {
 			t.Fatalf("%v: with another seed: got %v, want ErrInvalid", s.Version, err)
 		}
 		var ie *aggregate.InputError
-		if err := VerifySealAggregate(ctx, params, f.set(t, v, f.infos[:2]), res.Proof); !errors.As(err, &ie) || ie.Field != "Proof" {
+		if err := VerifySealAggregate(ctx, params, f.set(t, v, f.Infos[:2]), res.Proof); !errors.As(err, &ie) || ie.Field != "Proof" {
 			t.Fatalf("%v: two sectors' infos for an aggregate of four proofs: got %v", s.Version, err)
 		}
 	}
@@ -145,37 +102,37 @@ func TestAggregateSeals(t *testing.T) {
 func TestAggregateSealsRefuses(t *testing.T) {
 	ctx := context.Background()
 	f := newAggregateFixture(t, 3)
-	s := f.set(t, abi.RegisteredAggregationProof_SnarkPackV2, f.infos)
+	s := f.set(t, abi.RegisteredAggregationProof_SnarkPackV2, f.Infos)
 	run := func(params *ParamCache, proofs [][]byte) (Result, error) {
 		return AggregateSeals(ctx, params, SealAggregateRequest{Set: s, Proofs: proofs}, nil)
 	}
 	empty := NewParamCache("").WithFilecoinDir(t.TempDir())
-	bad := [][]byte{f.proofs[0], append([]byte(nil), f.proofs[1]...), f.proofs[2]}
+	bad := [][]byte{f.Proofs[0], append([]byte(nil), f.Proofs[1]...), f.Proofs[2]}
 	bad[1][100] ^= 0x10
 	if _, err := run(empty, bad); err == nil || !strings.HasPrefix(err.Error(), "Proofs[1]: partition 0: proof B") {
 		t.Fatalf("a corrupt point: got %v", err)
 	}
-	if _, err := run(empty, f.proofs[:2]); err == nil || !strings.Contains(err.Error(), "2 C2 proofs for 3 sectors") {
+	if _, err := run(empty, f.Proofs[:2]); err == nil || !strings.Contains(err.Error(), "2 C2 proofs for 3 sectors") {
 		t.Fatalf("a proof missing: got %v", err)
 	}
 	var mp *MissingParamsError
-	if _, err := run(empty, f.proofs); !errors.As(err, &mp) || mp.Path != filepath.Join(empty.FilecoinDir(), f.p.VKFile()) {
+	if _, err := run(empty, f.Proofs); !errors.As(err, &mp) || mp.Path != filepath.Join(empty.FilecoinDir(), f.p.VKFile()) {
 		t.Fatalf("no .vk: got %v, want a MissingParamsError naming it", err)
 	}
 	noSRS := NewParamCache("").WithFilecoinDir(f.dir)
 	var ms *MissingSRSError
-	if _, err := run(noSRS, f.proofs); !errors.As(err, &ms) {
+	if _, err := run(noSRS, f.Proofs); !errors.As(err, &ms) {
 		t.Fatalf("no SRS: got %v, want a MissingSRSError", err)
 	}
 	writeDevnetSRS(t, f.dir, 2)
 	small := NewParamCache("").WithFilecoinDir(f.dir)
-	if _, err := run(small, f.proofs); err == nil || !strings.Contains(err.Error(), "4 proofs need 8 SRS powers") {
+	if _, err := run(small, f.Proofs); err == nil || !strings.Contains(err.Error(), "4 proofs need 8 SRS powers") {
 		t.Fatalf("an SRS for 2 proofs: got %v", err)
 	}
 
 	writeDevnetSRS(t, f.dir, 4)
 	params := NewParamCache("").WithFilecoinDir(f.dir)
-	swapped := [][]byte{f.proofs[0], f.proofs[2], f.proofs[1]}
+	swapped := [][]byte{f.Proofs[0], f.Proofs[2], f.Proofs[1]}
 	res, err := run(params, swapped)
 	var ie *aggregate.InputError
 	if !errors.As(err, &ie) || ie.Field != "Proofs[1]" || !strings.Contains(err.Error(), "partition 0 of sector 11 does not verify") {
@@ -184,7 +141,7 @@ func TestAggregateSealsRefuses(t *testing.T) {
 	if res.Proof != nil {
 		t.Fatal("an aggregate came back with the error")
 	}
-	if _, err := run(params, f.proofs); err != nil {
+	if _, err := run(params, f.Proofs); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/filecoin-project/go-state-types/abi"
+	"github.com/filecoin-project/go-state-types/proof"
 
 	"github.com/snarkd/snarkd/priority"
 )
@@ -24,10 +25,13 @@ const (
 	KindWindowPoSt ProofKind = "window-post"
 	// KindSnapProve is a SnapDeals update proof from partition vanilla proofs.
 	KindSnapProve ProofKind = "snap-prove"
+	// KindAggregateSeals aggregates many sectors' PoRep C2 proofs into one SnarkPack proof
+	// (filecoin-ffi's AggregateSealProofs, for ProveCommitAggregate).
+	KindAggregateSeals ProofKind = "aggregate-seals"
 )
 
 // Kinds lists every proof kind the API knows.
-var Kinds = []ProofKind{KindTest, KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve}
+var Kinds = []ProofKind{KindTest, KindPoRepC2, KindWinningPoSt, KindWindowPoSt, KindSnapProve, KindAggregateSeals}
 
 // Priority orders the queue: lower runs first. Within a priority the oldest job runs first.
 // It is the one priority class of the daemon (the job queue, the pipeline and the GPU
@@ -41,7 +45,8 @@ const (
 	PrioritySeal        = priority.Seal
 )
 
-// DefaultPriority is the class of a proof kind: WinningPoSt > WindowPoSt > PoRep/SnapDeals/test.
+// DefaultPriority is the class of a proof kind: WinningPoSt > WindowPoSt > PoRep, SnapDeals,
+// seal aggregation and test.
 func DefaultPriority(k ProofKind) Priority {
 	switch k {
 	case KindWinningPoSt:
@@ -60,8 +65,9 @@ type ProofRequest struct {
 	// Priority overrides the kind's class when set (nil: DefaultPriority).
 	Priority *Priority `json:",omitempty"`
 
-	// RegisteredProof is the abi enum of the proof: RegisteredSealProof for porep-c2,
-	// RegisteredPoStProof for the PoSts, RegisteredUpdateProof for snap-prove.
+	// RegisteredProof is the abi enum of the proof: RegisteredSealProof for porep-c2 and
+	// aggregate-seals (every aggregated sector's), RegisteredPoStProof for the PoSts,
+	// RegisteredUpdateProof for snap-prove.
 	RegisteredProof int64
 	// SectorSize, when set, must agree with RegisteredProof.
 	SectorSize   abi.SectorSize `json:",omitempty"`
@@ -81,8 +87,26 @@ type ProofRequest struct {
 	CommRNew []byte `json:",omitempty"`
 	CommDNew []byte `json:",omitempty"`
 
+	// Aggregate is what an aggregate-seals request aggregates (MinerID is the sectors' miner).
+	Aggregate *SealAggregate `json:",omitempty"`
+
 	// Test parameterises the test circuit (kind "test").
 	Test *TestCircuit `json:",omitempty"`
+}
+
+// SealAggregate is the input of an aggregate-seals request: filecoin-ffi's AggregateSealProofs
+// arguments besides the seal proof type and miner (ProofRequest.RegisteredProof and MinerID).
+// Every field of every info is needed, as VerifyAggregateSeals needs them: snarkd verifies the
+// aggregate before it answers.
+type SealAggregate struct {
+	// AggregateProof is the abi.RegisteredAggregationProof: 0 SnarkPackV1, 1 SnarkPackV2.
+	AggregateProof abi.RegisteredAggregationProof
+	// Infos are the sectors in aggregation order (Lotus's proof.AggregateSealVerifyInfo:
+	// number, ticket, seed, comm_r and comm_d CIDs).
+	Infos []proof.AggregateSealVerifyInfo
+	// Proofs holds each sector's C2 proof (192 bytes per partition; for NI-PoRep the circuit
+	// proofs, not the C2 answer's aggregate), in Infos' order.
+	Proofs [][]byte
 }
 
 // TestCircuit describes a synthetic circuit: Constraints per partition, generated from Seed.

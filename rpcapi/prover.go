@@ -56,6 +56,14 @@ type Prover interface {
 	GenerateSinglePartitionWindowPoStWithVanilla(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (proof.PoStProof, error) //perm:write
 	// GenerateUpdateProofWithVanilla mirrors filecoin-ffi's SectorUpdate function.
 	GenerateUpdateProofWithVanilla(ctx context.Context, proofType abi.RegisteredUpdateProof, oldSealed, newSealed, unsealed cid.Cid, vanillaProofs [][]byte) ([]byte, error) //perm:write
+	// AggregateSealProofs mirrors filecoin-ffi: the SnarkPack aggregate of the sectors' C2 proofs
+	// (one per info, in aggregateInfo.Infos' order; aggregateInfo.Proof is not read), proved as
+	// an aggregate-seals job and verified before it is returned.
+	AggregateSealProofs(ctx context.Context, aggregateInfo proof.AggregateSealVerifyProofAndInfos, proofs [][]byte) ([]byte, error) //perm:write
+	// VerifyAggregateSeals mirrors filecoin-ffi: whether aggregate.Proof is a valid SnarkPack
+	// aggregate of the proofs of aggregate.Infos' sectors. It runs at once, outside the job
+	// queue; malformed infos or aggregate bytes answer ErrBadRequest.
+	VerifyAggregateSeals(ctx context.Context, aggregate proof.AggregateSealVerifyProofAndInfos) (bool, error) //perm:write
 }
 
 // VersionInfo answers Prover.Version.

@@ -33,6 +33,8 @@ type ProverMethods struct {
 	GenerateWinningPoStWithVanilla               func(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte) ([]proof.PoStProof, error)                    `perm:"write"`
 	GenerateSinglePartitionWindowPoStWithVanilla func(ctx context.Context, proofType abi.RegisteredPoStProof, minerID abi.ActorID, randomness abi.PoStRandomness, proofs [][]byte, partitionIndex uint) (proof.PoStProof, error) `perm:"write"`
 	GenerateUpdateProofWithVanilla               func(ctx context.Context, proofType abi.RegisteredUpdateProof, oldSealed cid.Cid, newSealed cid.Cid, unsealed cid.Cid, vanillaProofs [][]byte) ([]byte, error)                  `perm:"write"`
+	AggregateSealProofs                          func(ctx context.Context, aggregateInfo proof.AggregateSealVerifyProofAndInfos, proofs [][]byte) ([]byte, error)                                                                `perm:"write"`
+	VerifyAggregateSeals                         func(ctx context.Context, aggregate proof.AggregateSealVerifyProofAndInfos) (bool, error)                                                                                       `perm:"write"`
 }
 
 // Version calls Prover.Version.
@@ -103,6 +105,16 @@ func (s *ProverStruct) GenerateSinglePartitionWindowPoStWithVanilla(ctx context.
 // GenerateUpdateProofWithVanilla calls Prover.GenerateUpdateProofWithVanilla.
 func (s *ProverStruct) GenerateUpdateProofWithVanilla(ctx context.Context, proofType abi.RegisteredUpdateProof, oldSealed cid.Cid, newSealed cid.Cid, unsealed cid.Cid, vanillaProofs [][]byte) ([]byte, error) {
 	return s.Internal.GenerateUpdateProofWithVanilla(ctx, proofType, oldSealed, newSealed, unsealed, vanillaProofs)
+}
+
+// AggregateSealProofs calls Prover.AggregateSealProofs.
+func (s *ProverStruct) AggregateSealProofs(ctx context.Context, aggregateInfo proof.AggregateSealVerifyProofAndInfos, proofs [][]byte) ([]byte, error) {
+	return s.Internal.AggregateSealProofs(ctx, aggregateInfo, proofs)
+}
+
+// VerifyAggregateSeals calls Prover.VerifyAggregateSeals.
+func (s *ProverStruct) VerifyAggregateSeals(ctx context.Context, aggregate proof.AggregateSealVerifyProofAndInfos) (bool, error) {
+	return s.Internal.VerifyAggregateSeals(ctx, aggregate)
 }
 
 var _ Prover = (*ProverStruct)(nil)

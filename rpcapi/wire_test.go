@@ -198,8 +198,8 @@ func TestPermTags(t *testing.T) {
 			"Version": PermRead, "Status": PermRead, "Await": PermRead, "Jobs": PermRead, "Events": PermRead,
 			"Submit": PermWrite, "Prove": PermWrite, "Cancel": PermWrite, "SealCommitPhase2": PermWrite,
 			"GenerateWinningPoStWithVanilla": PermWrite, "GenerateSinglePartitionWindowPoStWithVanilla": PermWrite,
-			"GenerateUpdateProofWithVanilla": PermWrite,
-			"MinerAttach":                    PermAdmin, "Stop": PermAdmin,
+			"GenerateUpdateProofWithVanilla": PermWrite, "AggregateSealProofs": PermWrite, "VerifyAggregateSeals": PermWrite,
+			"MinerAttach": PermAdmin, "Stop": PermAdmin,
 		},
 		"Miner": {
 			"Version": PermRead, "Session": PermRead, "AuthVerify": PermRead,

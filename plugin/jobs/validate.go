@@ -4,11 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/filecoin-project/go-state-types/abi"
 
 	"github.com/snarkd/snarkd/config"
+	"github.com/snarkd/snarkd/filecoin/aggregate"
 	"github.com/snarkd/snarkd/filecoin/c1"
 	"github.com/snarkd/snarkd/filecoin/post"
 	"github.com/snarkd/snarkd/filecoin/prooftypes"
@@ -153,10 +155,46 @@ func validate(req *rpcapi.ProofRequest, dec *Decoded) error {
 		if len(req.VanillaProofs) == 0 {
 			return bad("VanillaProofs", "empty")
 		}
+	case rpcapi.KindAggregateSeals:
+		if err := validateAggregate(req); err != nil {
+			return err
+		}
 	case "":
 		return bad("Kind", "missing; want one of %v", rpcapi.Kinds)
 	default:
 		return bad("Kind", "unknown proof kind %q; want one of %v", req.Kind, rpcapi.Kinds)
+	}
+	return nil
+}
+
+// validateAggregate checks an aggregate-seals request: its sectors' infos decoded
+// (aggregate.Decode) and its C2 proofs' count and lengths; the proofs' points are decoded when
+// it runs.
+func validateAggregate(req *rpcapi.ProofRequest) error {
+	a := req.Aggregate
+	if a == nil {
+		return bad("Aggregate", "required for kind %q: the sectors' infos and C2 proofs", req.Kind)
+	}
+	if len(req.Phase1Out) > 0 || len(req.VanillaProofs) > 0 || req.Test != nil {
+		return bad("Kind", "%s request carries the inputs of another kind", req.Kind)
+	}
+	s, err := aggregate.Decode(abi.RegisteredSealProof(req.RegisteredProof), a.AggregateProof, req.MinerID, a.Infos)
+	if err == nil {
+		err = s.CheckProofs(a.Proofs)
+	}
+	var ie *aggregate.InputError
+	if errors.As(err, &ie) {
+		field := "Aggregate." + ie.Field
+		if ie.Field == "SealProof" {
+			field = "RegisteredProof"
+		}
+		return bad(field, "%s", ie.Reason)
+	}
+	if err != nil {
+		return bad("Aggregate", "%v", err)
+	}
+	if req.SectorSize != 0 && uint64(req.SectorSize) != s.Proof.SectorSize {
+		return bad("SectorSize", "%d does not match seal proof %d (%d bytes)", req.SectorSize, req.RegisteredProof, s.Proof.SectorSize)
 	}
 	return nil
 }

@@ -57,6 +57,9 @@ func init() {
 	add(abi.SectorNumber(9))
 	add(abi.SectorSize(34359738368))
 	add(abi.PoStRandomness("32-byte randomness.............."))
+	add(abi.SealRandomness("32-byte ticket.................."))
+	add(abi.InteractiveSealRandomness("32-byte seed...................."))
+	add(abi.RegisteredAggregationProof(abi.RegisteredAggregationProof_SnarkPackV2))
 }
 
 func example(t reflect.Type, depth int) reflect.Value {
