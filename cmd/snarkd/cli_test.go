@@ -47,7 +47,7 @@ func TestCLIRefusesBadInput(t *testing.T) {
 		want string
 	}{
 		{"jobs bad state", "", []string{"jobs", "--state", "bogus"}, exitUsage, `--state "bogus": want one of queued, running, done, failed or cancelled`},
-		{"jobs bad kind", "", []string{"jobs", "--kind", "bogus"}, exitUsage, `--kind "bogus": want one of test, porep-c2, winning-post, window-post or snap-prove`},
+		{"jobs bad kind", "", []string{"jobs", "--kind", "bogus"}, exitUsage, `--kind "bogus": want one of test, porep-c2, winning-post, window-post, snap-prove or aggregate-seals`},
 		{"jobs bad limit", "", []string{"jobs", "--limit", "0"}, exitUsage, "--limit 0: want 1 or more"},
 		{"unparsable flag value", "", []string{"jobs", "--limit", "many"}, exitUsage, `invalid value "many" for flag -limit`},
 		{"unknown flag", "", []string{"status", "--verbose"}, exitUsage, "flag provided but not defined: -verbose"},

@@ -84,6 +84,7 @@ func newApp() *cli.App {
 			stopCommand("stop"),
 			jobsCommand(),
 			proveCommand(),
+			aggregateCommand(),
 			authCommand(),
 			workerCommand(),
 			devicesCommand(),

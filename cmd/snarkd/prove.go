@@ -16,13 +16,18 @@ import (
 	"github.com/snarkd/snarkd/testcircuit"
 )
 
-func proveCommand() *cli.Command {
-	common := []cli.Flag{apiInfoFlag, jsonFlag,
+// proofFlags are the flags of the commands that submit a job and follow it (runProof).
+func proofFlags() []cli.Flag {
+	return []cli.Flag{apiInfoFlag, jsonFlag,
 		&cli.StringFlag{Name: "request-id", Usage: "idempotency key: the same ID again returns the same job"},
 		&cli.StringFlag{Name: "out", Usage: "write the proof bytes to this file (default: print base64)"},
 		&cli.BoolFlag{Name: "no-wait", Usage: "print the job ID and return without waiting"},
 		&cli.BoolFlag{Name: "progress", Usage: "draw the progress bar even when stderr is not a terminal"},
 	}
+}
+
+func proveCommand() *cli.Command {
+	common := proofFlags()
 	return &cli.Command{
 		Name:  "prove",
 		Usage: "submit proofs to the daemon and follow them",
@@ -257,6 +262,10 @@ func follow(c *cli.Context, id rpcapi.JobID) error {
 // generation) is itemised: on a first proof it can be most of the total.
 func jobSummary(j rpcapi.Job, proofBytes int) string {
 	t := j.Timings
+	if j.Kind == rpcapi.KindAggregateSeals {
+		return fmt.Sprintf("job %s done: %d-byte aggregate, %s total (queue %s, SRS %s, aggregation %s, verify %s)",
+			j.ID, proofBytes, ms(t.TotalMs), ms(t.QueueWaitMs), ms(t.SRSLoadMs), ms(t.ProveMs), ms(t.VerifyMs))
+	}
 	return fmt.Sprintf("job %s done: %d bytes, %d partition(s), %s total (queue %s, parameters %s, synthesis %s, proving %s, verify %s)",
 		j.ID, proofBytes, j.Partitions, ms(t.TotalMs), ms(t.QueueWaitMs), ms(t.SRSLoadMs), ms(t.SynthesisMs), ms(t.ProveMs), ms(t.VerifyMs))
 }
