@@ -89,6 +89,10 @@ func TestAggregateCLIRefusesBadInput(t *testing.T) {
 		{"a proof short", []string{"aggregate", "seals", "--info", info, proofs[0], short}, short + " (sector 2): 100 bytes; a StackedDrg2KiBV1_1 C2 proof is 192"},
 		{"flag after files", []string{"aggregate", "seals", "--info", info, proofs[0], "--out"}, "--out: flags go before the C2 proof files"},
 		{"nothing to verify", []string{"aggregate", "verify", "--info", info}, "--info " + info + " has no Proof; give the aggregate's file with --proof"},
+		{"bench: bad count", []string{"bench", "aggregate", "--proofs", "8,0"}, `--proofs: bad count "0" (want 1..16384`},
+		{"bench: too many", []string{"bench", "aggregate", "--proofs", "16385"}, `--proofs: bad count "16385"`},
+		{"bench: bad version", []string{"bench", "aggregate", "--aggregation", "v9"}, `--aggregation "v9": want v1 or v2`},
+		{"bench: no runs", []string{"bench", "aggregate", "--runs", "0"}, "--runs 0: want at least 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, errOut, code := runApp(t, append([]string{"--repo", repo}, tc.args...)...)

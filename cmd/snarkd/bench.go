@@ -17,6 +17,7 @@ func benchCommand() *cli.Command {
 			benchC2Command(),
 			benchPoStCommand(),
 			benchGPUCommand(),
+			benchAggregateCommand(),
 		},
 	}
 }
