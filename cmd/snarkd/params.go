@@ -233,9 +233,13 @@ func genDevnetSRS(c *cli.Context, dir string, maxProofs int) (*srsGenResult, str
 		return nil, "", err
 	}
 	took := time.Since(t0)
+	tookText := fmtElapsed(took)
+	if took < time.Second {
+		tookText = took.Round(time.Millisecond).String()
+	}
 	res := &srsGenResult{File: snarkpack.SRSFile, MaxProofs: maxProofs, Bytes: fi.Size(), TotalSec: jsonSeconds(took)}
 	return res, fmt.Sprintf("wrote %s (%s, aggregates up to %d proofs) in %s; took %s", snarkpack.SRSFile,
-		gpu.FormatBytes(uint64(fi.Size())), maxProofs, dir, fmtElapsed(took)), nil
+		gpu.FormatBytes(uint64(fi.Size())), maxProofs, dir, tookText), nil
 }
 
 // genCircuitParams runs `params gen --proof`: the setup of p's circuit into dir, recorded in res;
