@@ -162,40 +162,39 @@ func noEOF(err error) error {
 
 // WriteTo writes GenericSRS::write.
 func (s *SRS) WriteTo(w io.Writer) (int64, error) {
-	var total int64
-	put := func(b []byte) error {
-		n, err := w.Write(b)
-		total += int64(n)
-		return err
-	}
-	hdr := func(n int) error {
-		var h [4]byte
-		binary.BigEndian.PutUint32(h[:], uint32(n))
-		return put(h[:])
-	}
+	cw := &countingWriter{w: w}
 	for _, v := range [][]bls.G1Affine{s.GAlpha, s.GBeta} {
-		if err := hdr(len(v)); err != nil {
-			return total, err
-		}
-		for i := range v {
-			b := v[i].Bytes()
-			if err := put(b[:]); err != nil {
-				return total, err
-			}
-		}
+		writeVec(cw, len(v), func(i int) []byte { b := v[i].Bytes(); return b[:] })
 	}
 	for _, v := range [][]bls.G2Affine{s.HAlpha, s.HBeta} {
-		if err := hdr(len(v)); err != nil {
-			return total, err
-		}
-		for i := range v {
-			b := v[i].Bytes()
-			if err := put(b[:]); err != nil {
-				return total, err
-			}
-		}
+		writeVec(cw, len(v), func(i int) []byte { b := v[i].Bytes(); return b[:] })
 	}
-	return total, nil
+	return cw.n, cw.err
+}
+
+type countingWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countingWriter) write(b []byte) {
+	if c.err != nil {
+		return
+	}
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	c.err = err
+}
+
+// writeVec writes a u32 big-endian length, then each point compressed.
+func writeVec(w *countingWriter, n int, point func(i int) []byte) {
+	var h [4]byte
+	binary.BigEndian.PutUint32(h[:], uint32(n))
+	w.write(h[:])
+	for i := range n {
+		w.write(point(i))
+	}
 }
 
 // DevnetSRS generates an insecure SRS (α and β derived from seed, so anyone can forge with
