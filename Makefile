@@ -3,7 +3,7 @@ GO        ?= go
 NVCC      ?= nvcc
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/snarkd/snarkd/buildinfo.Version=$(VERSION)
-TEST_TIMEOUT ?= 45m
+TEST_TIMEOUT ?= 75m
 # `make install` copies bin/snarkd to $(DESTDIR)$(PREFIX)/bin (PREFIX=$HOME/.local needs no root).
 PREFIX    ?= /usr/local
 # sm_90 SASS for Hopper plus compute_90 PTX so newer GPUs can JIT the kernels.

@@ -121,7 +121,7 @@ func TestCLIFirstContact(t *testing.T) {
 		{
 			name: "jobs with an unknown kind", args: func() []string { return []string{"jobs", "--kind", "bogus"} },
 			code: 2, want: func() string {
-				return `--kind "bogus": want one of test, porep-c2, winning-post, window-post or snap-prove`
+				return `--kind "bogus": want one of test, porep-c2, winning-post, window-post, snap-prove or aggregate-seals`
 			},
 		},
 		{
