@@ -67,14 +67,7 @@ func Aggregate(ctx context.Context, pk *ProverKey, include []byte, proofs []*gro
 	reverse(chs)
 	reverse(chsInv)
 	g := &p.GIPA
-	var z fr.Element
-	switch v {
-	case V1:
-		z = newTranscript("random-z").fr(&chs[0]).g2(&g.FinalVKey[0], &g.FinalVKey[1]).g1(&g.FinalWKey[0], &g.FinalWKey[1]).challenge()
-	default:
-		z = newTranscript("random-z").fr(&extra).g2(&g.FinalVKey[0], &g.FinalVKey[1]).g1(&g.FinalWKey[0], &g.FinalWKey[1]).
-			g1(&g.FinalA).g2(&g.FinalB).g1(&g.FinalC).challenge()
-	}
+	z := kzgPoint(g, &chs[0], &extra, v)
 	var one fr.Element
 	one.SetOne()
 	// v keys: f_v(X) = Π (1 + x_j^{-1} X^{2^j}) over h^{α^i} and h^{β^i}.
@@ -186,6 +179,17 @@ func extraChallenge(g *GIPAProof, last *fr.Element) fr.Element {
 	return newTranscript("gipa-extra-link").fr(last).g1(&g.FinalA).g2(&g.FinalB).g1(&g.FinalC).
 		gt(&g.ZAB[l][0], &g.ZAB[l][1]).g1(&g.ZC[l][0], &g.ZC[l][1]).
 		gt(&ab[0][0], &ab[0][1], &ab[1][0], &ab[1][1], &cc[0][0], &cc[0][1], &cc[1][0], &cc[1][1]).challenge()
+}
+
+// kzgPoint is the "random-z" challenge at which the final keys are opened: V1 binds the last
+// round's challenge (first, once reversed) and the final keys, V2 the extra challenge, the keys
+// and the final A, B, C.
+func kzgPoint(g *GIPAProof, lastCh, extra *fr.Element, v Version) fr.Element {
+	if v == V1 {
+		return newTranscript("random-z").fr(lastCh).g2(&g.FinalVKey[0], &g.FinalVKey[1]).g1(&g.FinalWKey[0], &g.FinalWKey[1]).challenge()
+	}
+	return newTranscript("random-z").fr(extra).g2(&g.FinalVKey[0], &g.FinalVKey[1]).g1(&g.FinalWKey[0], &g.FinalWKey[1]).
+		g1(&g.FinalA).g2(&g.FinalB).g1(&g.FinalC).challenge()
 }
 
 // runAll runs the functions concurrently and waits for them.

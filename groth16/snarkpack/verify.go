@@ -223,13 +223,7 @@ func fold(ctx context.Context, p *AggregateProof, include []byte, v Version) *fo
 	var one fr.Element
 	one.SetOne()
 	st.finalR = polyEval(chsInv, &st.r, &one)
-	switch v {
-	case V1:
-		st.z = newTranscript("random-z").fr(&chs[0]).g2(&g.FinalVKey[0], &g.FinalVKey[1]).g1(&g.FinalWKey[0], &g.FinalWKey[1]).challenge()
-	default:
-		st.z = newTranscript("random-z").fr(&extra).g2(&g.FinalVKey[0], &g.FinalVKey[1]).g1(&g.FinalWKey[0], &g.FinalWKey[1]).
-			g1(&g.FinalA).g2(&g.FinalB).g1(&g.FinalC).challenge()
-	}
+	st.z = kzgPoint(g, &chs[0], &extra, v)
 	return st
 }
 
