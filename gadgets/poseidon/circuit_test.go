@@ -167,3 +167,38 @@ func BenchmarkHashCircuitProving(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHashWitness allocates one hash's locals into a witness-only assignment, as the
+// compiled path's synthesis runs it: replaying the template ("template") and running the
+// permutation natively ("native").
+func BenchmarkHashWitness(b *testing.B) {
+	for _, arity := range []int{2, 8, 11} {
+		c := MustMerkle(arity)
+		t, err := templateFor(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rng := xorshift.New(xorshift.TestSeed)
+		pre := make([]num.AllocatedNum, arity)
+		for i := range pre {
+			pre[i] = num.AllocatedNum{Var: cs.AuxVariable(i), Value: rng.Fr()}
+		}
+		for _, mode := range []string{"template", "native"} {
+			b.Run(fmt.Sprintf("%d/%s", arity, mode), func(b *testing.B) {
+				pa := cs.NewWitnessAssignment(cs.Shape{NumAux: t.nLocals})
+				for b.Loop() {
+					pa.Aux = pa.Aux[:0]
+					var err error
+					if mode == "native" {
+						_, err = t.nativeHash(pa, pre, c)
+					} else {
+						_, err = t.replay(pa, pre)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -85,6 +85,9 @@ type Constants struct {
 	PreSparseMatrix matrix
 	// SparseMatrices replace the MDS in the partial rounds, in order of use.
 	SparseMatrices []SparseMatrix
+	// mdsCols and preSparseCols are the columns of MDS and PreSparseMatrix: a row vector
+	// times the matrix is one inner product per column (vectorized where the CPU allows).
+	mdsCols, preSparseCols []fr.Vector
 }
 
 // MDSEntry returns M[i][j].
@@ -169,6 +172,7 @@ func derive(arity int, s Strength) (*Constants, error) {
 		return nil, fmt.Errorf("poseidon: factoring MDS of width %d: %w", t, err)
 	}
 	c.PreSparseMatrix, c.SparseMatrices = pre, sparse
+	c.mdsCols, c.preSparseCols = c.MDS.columns(), pre.columns()
 	if got, want := len(c.CompressedRoundConstants), rf*t+rp; got != want {
 		return nil, fmt.Errorf("poseidon: %d compressed constants, want %d", got, want)
 	}

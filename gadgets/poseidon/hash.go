@@ -90,6 +90,7 @@ func (c *Constants) HashUnoptimized(preimage []fr.Element) (fr.Element, error) {
 
 func (c *Constants) permuteOptimized(st []fr.Element) {
 	crc := c.CompressedRoundConstants
+	buf := make([]fr.Element, len(st))
 	off := 0
 	for i := range st {
 		st[i].Add(&st[i], &crc[i])
@@ -106,7 +107,7 @@ func (c *Constants) permuteOptimized(st []fr.Element) {
 		if !last {
 			off += c.Width
 		}
-		c.applyRoundMatrix(st, round)
+		c.applyRoundMatrix(st, round, buf)
 		round++
 	}
 	for i := 0; i < c.HalfFullRounds; i++ {
@@ -116,7 +117,7 @@ func (c *Constants) permuteOptimized(st []fr.Element) {
 		sbox(&st[0])
 		st[0].Add(&st[0], &crc[off])
 		off++
-		c.applyRoundMatrix(st, round)
+		c.applyRoundMatrix(st, round, buf)
 		round++
 	}
 	for i := 1; i < c.HalfFullRounds; i++ {
@@ -127,37 +128,33 @@ func (c *Constants) permuteOptimized(st []fr.Element) {
 
 // applyRoundMatrix applies the linear layer of round r: the pre-sparse matrix
 // in the last initial full round, sparse matrices in the partial rounds and
-// the MDS elsewhere. Matrices act on the state as a row vector (state·M).
-func (c *Constants) applyRoundMatrix(st []fr.Element, r int) {
+// the MDS elsewhere. Matrices act on the state as a row vector (state·M); buf
+// (the state's length) holds a dense product.
+func (c *Constants) applyRoundMatrix(st []fr.Element, r int, buf []fr.Element) {
 	half := c.HalfFullRounds
 	switch {
 	case r == half-1:
-		copy(st, rowTimes(st, c.PreSparseMatrix))
+		timesColumns(buf, st, c.preSparseCols)
+		copy(st, buf)
 	case r > half-1 && r < half+c.PartialRounds:
 		applySparse(st, &c.SparseMatrices[r-half])
 	default:
-		copy(st, rowTimes(st, c.MDS))
+		timesColumns(buf, st, c.mdsCols)
+		copy(st, buf)
 	}
 }
 
-func rowTimes(v []fr.Element, m matrix) []fr.Element {
-	r := make([]fr.Element, len(v))
-	var tmp fr.Element
+// timesColumns sets r to v·m, m given by its columns.
+func timesColumns(r []fr.Element, v fr.Vector, cols []fr.Vector) {
 	for j := range r {
-		for i := range v {
-			tmp.Mul(&m[i][j], &v[i])
-			r[j].Add(&r[j], &tmp)
-		}
+		r[j] = v.InnerProduct(cols[j])
 	}
-	return r
 }
 
 func applySparse(st []fr.Element, sm *SparseMatrix) {
-	var first, tmp fr.Element
-	for i := range st {
-		tmp.Mul(&sm.WHat[i], &st[i])
-		first.Add(&first, &tmp)
-	}
+	var tmp fr.Element
+	v := fr.Vector(st)
+	first := v.InnerProduct(sm.WHat)
 	for j := 1; j < len(st); j++ {
 		tmp.Mul(&sm.VRest[j-1], &st[0])
 		st[j].Add(&st[j], &tmp)

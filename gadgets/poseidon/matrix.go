@@ -35,6 +35,18 @@ func (m matrix) transpose() matrix {
 	return t
 }
 
+// columns returns m's columns as vectors.
+func (m matrix) columns() []fr.Vector {
+	cols := make([]fr.Vector, len(m))
+	for j := range cols {
+		cols[j] = make(fr.Vector, len(m))
+		for i := range m {
+			cols[j][i] = m[i][j]
+		}
+	}
+	return cols
+}
+
 // mul returns a·b.
 func (a matrix) mul(b matrix) matrix {
 	n := len(a)

@@ -57,6 +57,10 @@ type template struct {
 	// scratch lends replays their locals (*replayScratch): a WindowPoSt partition hashes
 	// hundreds of thousands of times, and fresh locals per hash were most of its garbage.
 	scratch sync.Pool
+	// native lends nativeHash its state (*nativeState); nativeErr is nativeMatches' verdict,
+	// and the witness-only path runs natively only when it is nil.
+	native    sync.Pool
+	nativeErr error
 }
 
 // replayScratch is one replay's local values and variables; every local is written before it
@@ -228,6 +232,7 @@ func templateFor(c *Constants) (*template, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.nativeErr = t.nativeMatches(c)
 	templates[key] = t
 	return t, nil
 }

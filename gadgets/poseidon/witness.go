@@ -1,0 +1,200 @@
+package poseidon
+
+import (
+	"fmt"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/snarkd/snarkd/cs"
+	"github.com/snarkd/snarkd/gadgets/num"
+)
+
+// Witness-only synthesis (cs.WitnessOnly) keeps values and counts rows, nothing else. The
+// template computes each local as A·B − C of its defining constraint, and those combinations
+// are written over allocated variables: a partial round's S-box input spells out every term
+// the un-allocated state elements have gathered since the full rounds, so one hash costs about
+// 3,850 multiplications. Running the permutation on the state's values, as the direct circuit
+// computes them, allocates the same locals with the same values for about 2,000. The path is
+// checked against the template once per parameter set (nativeMatches) before it is used.
+
+// nativeState is one native hash: the state, a dense matrix product's output, the value being
+// allocated (a field of a pooled object, so that passing it to AllocValue allocates nothing)
+// and the last variable allocated.
+type nativeState struct {
+	sys      cs.ConstraintSystem
+	st, next []fr.Element
+	val      fr.Element
+	last     cs.Variable
+}
+
+// alloc allocates v and counts its defining row.
+func (s *nativeState) alloc(v *fr.Element) error {
+	s.val = *v
+	x, err := s.sys.AllocValue("", &s.val)
+	if err != nil {
+		return err
+	}
+	s.sys.Enforce("", nil, nil, nil)
+	s.last = x
+	return nil
+}
+
+// sbox replaces st[i] with its allocated input's fifth power plus rk (quinticSbox: the S-box
+// input, l², l⁴ and l⁴·l + rk are allocated).
+func (s *nativeState) sbox(i int, rk *fr.Element) error {
+	l := s.st[i]
+	if err := s.alloc(&l); err != nil {
+		return err
+	}
+	return s.fifth(i, &l, rk)
+}
+
+// fifth sets st[i] to l⁵ + rk, allocating l², l⁴ and the result.
+func (s *nativeState) fifth(i int, l, rk *fr.Element) error {
+	var l2, l4 fr.Element
+	l2.Square(l)
+	if err := s.alloc(&l2); err != nil {
+		return err
+	}
+	l4.Square(&l2)
+	if err := s.alloc(&l4); err != nil {
+		return err
+	}
+	s.st[i].Mul(&l4, l)
+	if rk != nil {
+		s.st[i].Add(&s.st[i], rk)
+	}
+	return s.alloc(&s.st[i])
+}
+
+// nativeHash allocates into sys, a witness-only system, the hash's locals in the template's
+// order, one counted row after each, and returns the hash.
+func (t *template) nativeHash(sys cs.ConstraintSystem, preimage []num.AllocatedNum, c *Constants) (num.AllocatedNum, error) {
+	w := c.Width
+	s, _ := t.native.Get().(*nativeState)
+	if s == nil {
+		s = &nativeState{st: make([]fr.Element, w), next: make([]fr.Element, w)}
+	}
+	s.sys = sys
+	defer func() {
+		s.sys = nil
+		t.native.Put(s)
+	}()
+	crc := c.CompressedRoundConstants
+	s.st[0] = c.DomainTag
+	for i := 1; i < w; i++ {
+		s.st[i] = preimage[i-1].Value
+	}
+	// First round: the tag's S-box is a constant; the preimage is allocated already, so its
+	// S-boxes allocate (l+pre)², l⁴ and l⁴·(l+pre)+post (quinticSboxPreAdd).
+	pre, post := crc[:w], crc[w:2*w]
+	off := 2 * w
+	s.st[0].Add(&s.st[0], &pre[0])
+	sbox(&s.st[0])
+	s.st[0].Add(&s.st[0], &post[0])
+	for i := 1; i < w; i++ {
+		var l fr.Element
+		l.Add(&s.st[i], &pre[i])
+		if err := s.fifth(i, &l, &post[i]); err != nil {
+			return num.AllocatedNum{}, err
+		}
+	}
+	round := 0
+	c.applyRoundMatrix(s.st, round, s.next)
+	round++
+	full := func(last bool) error {
+		var post []fr.Element
+		if !last {
+			post = crc[off : off+w]
+			off += w
+		}
+		for i := 0; i < w; i++ {
+			var rk *fr.Element
+			if post != nil {
+				rk = &post[i]
+			}
+			if err := s.sbox(i, rk); err != nil {
+				return err
+			}
+		}
+		c.applyRoundMatrix(s.st, round, s.next)
+		round++
+		return nil
+	}
+	for i := 1; i < c.HalfFullRounds; i++ {
+		if err := full(false); err != nil {
+			return num.AllocatedNum{}, err
+		}
+	}
+	for i := 0; i < c.PartialRounds; i++ {
+		if err := s.sbox(0, &crc[off]); err != nil {
+			return num.AllocatedNum{}, err
+		}
+		off++
+		c.applyRoundMatrix(s.st, round, s.next)
+		round++
+	}
+	for i := 0; i < c.HalfFullRounds-1; i++ {
+		if err := full(false); err != nil {
+			return num.AllocatedNum{}, err
+		}
+	}
+	if err := full(true); err != nil {
+		return num.AllocatedNum{}, err
+	}
+	out := s.st[1]
+	if err := s.alloc(&out); err != nil { // "hash result"
+		return num.AllocatedNum{}, err
+	}
+	return num.AllocatedNum{Var: s.last, Value: out}, nil
+}
+
+// nativeMatches reports whether nativeHash allocates exactly the template's locals and rows on
+// a preimage of distinct values (a mismatch would be a bug in nativeHash; the template is used
+// then).
+func (t *template) nativeMatches(c *Constants) error {
+	in := make([]fr.Element, c.Arity)
+	for i := range in {
+		in[i].SetUint64(uint64(0x9e3779b97f4a7c15) * uint64(i+1))
+		in[i].Square(&in[i])
+	}
+	run := func(native bool) (*cs.ProvingAssignment, fr.Element, error) {
+		pa := cs.NewWitnessAssignment(cs.Shape{NumAux: c.Arity + t.nLocals})
+		pre := make([]num.AllocatedNum, c.Arity)
+		for i := range pre {
+			a, err := num.Alloc(pa, in[i])
+			if err != nil {
+				return nil, fr.Element{}, err
+			}
+			pre[i] = a
+		}
+		var h num.AllocatedNum
+		var err error
+		if native {
+			h, err = t.nativeHash(pa, pre, c)
+		} else {
+			h, err = t.replay(pa, pre)
+		}
+		return pa, h.Value, err
+	}
+	want, wh, err := run(false)
+	if err != nil {
+		return err
+	}
+	got, gh, err := run(true)
+	if err != nil {
+		return err
+	}
+	if got.Shape() != want.Shape() {
+		return fmt.Errorf("native witness of shape %+v, the template's %+v", got.Shape(), want.Shape())
+	}
+	for i := range want.Aux {
+		if !got.Aux[i].Equal(&want.Aux[i]) {
+			return fmt.Errorf("native witness differs from the template's at aux %d", i)
+		}
+	}
+	if !gh.Equal(&wh) {
+		return fmt.Errorf("native hash differs from the template's")
+	}
+	return nil
+}
