@@ -282,6 +282,10 @@ func (p *Prover) prepareInputs(pk *groth16.Parameters, pa *cs.ProvingAssignment)
 	in.pa = pa
 	in.counts = [gpu.NumQueries]int{gpu.QueryH: len(pk.H), gpu.QueryL: len(pk.L), gpu.QueryA: len(pk.A),
 		gpu.QueryBG1: len(pk.BG1), gpu.QueryBG2: len(pk.BG2)}
+	// The witness's share stands for A's and B's too (their scalars are parts of it) until
+	// their own MSMs have run.
+	in.windows.seed([]gpu.Query{gpu.QueryL, gpu.QueryA, gpu.QueryBG1, gpu.QueryBG2}, &in.counts,
+		func() float64 { return bucketShare(pa.Aux, windowSamples) })
 	return in, nil
 }
 
@@ -294,6 +298,9 @@ func (in *partitionInputs) setProducts(pa *cs.ProvingAssignment) {
 		in.recycled = [][]fr.Element{pa.A, pa.B, pa.C, pa.Aux}
 	}
 }
+
+// windowSamples witness values estimate a first partition's bucket share (bucketShare).
+const windowSamples = 4096
 
 // scalarBuffers keeps a few scalar vectors for reuse.
 type scalarBuffers struct {
