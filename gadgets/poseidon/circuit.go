@@ -70,7 +70,7 @@ func HashCircuit(sys cs.ConstraintSystem, preimage []num.AllocatedNum, c *Consta
 		return hashCircuitDirect(sys, preimage, c)
 	}
 	if t.nativeErr == nil && cs.WitnessOnly(sys) {
-		return t.nativeHash(sys, preimage, c)
+		return t.nativeHash(sys, preimage, t.checked)
 	}
 	return t.replay(sys, preimage)
 }

@@ -129,45 +129,55 @@ func (c *Constants) permuteOptimized(st []fr.Element) {
 // applyRoundMatrix applies the linear layer of round r: the pre-sparse matrix
 // in the last initial full round, sparse matrices in the partial rounds and
 // the MDS elsewhere. Matrices act on the state as a row vector (state·M); buf
-// (the state's length) holds a dense product.
+// (the state's length, not st) holds a dense product.
 func (c *Constants) applyRoundMatrix(st []fr.Element, r int, buf []fr.Element) {
 	half := c.HalfFullRounds
 	switch {
 	case r == half-1:
-		timesColumns(buf, st, c.preSparseCols)
-		copy(st, buf)
+		dense(st, buf, c.PreSparseMatrix, c.preSparseCols)
 	case r > half-1 && r < half+c.PartialRounds:
 		applySparse(st, &c.SparseMatrices[r-half])
 	default:
-		timesColumns(buf, st, c.mdsCols)
-		copy(st, buf)
+		dense(st, buf, c.MDS, c.mdsCols)
 	}
 }
 
-// timesColumns sets r to v·m, m given by its columns.
-func timesColumns(r []fr.Element, v fr.Vector, cols []fr.Vector) {
-	for j := range r {
-		r[j] = dot(v, cols[j])
+// dense sets st to st·m through buf; cols are m's columns (computed here for constants not
+// made by New).
+func dense(st, buf []fr.Element, m matrix, cols []fr.Vector) {
+	if cols == nil {
+		cols = m.columns()
 	}
+	for j := range buf {
+		buf[j] = dot(cols[j], st)
+	}
+	copy(st, buf)
 }
 
-// dot is Σ a[i]·b[i]. gnark-crypto's InnerProduct (AVX-512 where the CPU has it) costs
-// about 75 ns more to start than a loop of multiplications: it pays from 5 terms (2-core VM).
-func dot(a, b fr.Vector) fr.Element {
-	if len(a) >= 5 {
-		return a.InnerProduct(b)
+// dot is Σ k[i]·v[i] for a constant vector k. gnark-crypto's InnerProduct (AVX-512 where the
+// CPU has it) starts about 75 ns slower than a loop of multiplications, so it pays from 5
+// terms (2-core VM). Its v0.19 kernel reads a few bytes past the end of the vector it is
+// called on, so it is called on k, and only when k has spare capacity for that read (the
+// constants' vectors are allocated so: padded).
+func dot(k, v fr.Vector) fr.Element {
+	if len(k) >= 5 && cap(k) > len(k) {
+		return k.InnerProduct(v)
 	}
 	var acc, tmp fr.Element
-	for i := range a {
-		tmp.Mul(&a[i], &b[i])
+	for i := range k {
+		tmp.Mul(&k[i], &v[i])
 		acc.Add(&acc, &tmp)
 	}
 	return acc
 }
 
+// padded returns a vector of n elements with room for one more: InnerProduct may read past
+// the last element of its receiver (dot).
+func padded(n int) fr.Vector { return make(fr.Vector, n, n+1) }
+
 func applySparse(st []fr.Element, sm *SparseMatrix) {
 	var tmp fr.Element
-	first := dot(st, sm.WHat)
+	first := dot(sm.WHat, st)
 	for j := 1; j < len(st); j++ {
 		tmp.Mul(&sm.VRest[j-1], &st[0])
 		st[j].Add(&st[j], &tmp)

@@ -35,11 +35,11 @@ func (m matrix) transpose() matrix {
 	return t
 }
 
-// columns returns m's columns as vectors.
+// columns returns the columns of m (square) as vectors, padded for dot.
 func (m matrix) columns() []fr.Vector {
 	cols := make([]fr.Vector, len(m))
 	for j := range cols {
-		cols[j] = make(fr.Vector, len(m))
+		cols[j] = padded(len(m))
 		for i := range m {
 			cols[j][i] = m[i][j]
 		}
@@ -214,7 +214,7 @@ func factorToSparse(base matrix, n int) (matrix, []SparseMatrix, error) {
 			return nil, nil, err
 		}
 		size := len(dp)
-		sm := SparseMatrix{WHat: make([]fr.Element, size), VRest: make([]fr.Element, size-1)}
+		sm := SparseMatrix{WHat: padded(size), VRest: make([]fr.Element, size-1)}
 		for i := 0; i < size; i++ {
 			sm.WHat[i] = dp[i][0]
 		}

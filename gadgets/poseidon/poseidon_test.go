@@ -293,7 +293,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// rowTimes sets r to v·m, term by term (the reference for timesColumns).
+// rowTimes sets r to v·m, term by term (the reference for dense).
 func rowTimes(r, v []fr.Element, m matrix) {
 	var tmp fr.Element
 	for j := range r {
@@ -305,8 +305,10 @@ func rowTimes(r, v []fr.Element, m matrix) {
 	}
 }
 
-// The vectorized products equal the term-by-term ones on random states.
-func TestTimesColumns(t *testing.T) {
+// The vectorized products equal the term-by-term ones on random states, with the constants'
+// columns, with columns computed on the spot (constants not made by New), and through dot's
+// loop (a vector without spare capacity).
+func TestDense(t *testing.T) {
 	rng := xorshift.New(xorshift.TestSeed)
 	for _, arity := range []int{1, 2, 4, 8, 11, 16} {
 		c := MustMerkle(arity)
@@ -314,18 +316,23 @@ func TestTimesColumns(t *testing.T) {
 			name string
 			m    matrix
 			cols []fr.Vector
-		}{{"MDS", c.MDS, c.mdsCols}, {"pre-sparse", c.PreSparseMatrix, c.preSparseCols}} {
+		}{{"MDS", c.MDS, c.mdsCols}, {"pre-sparse", c.PreSparseMatrix, c.preSparseCols}, {"MDS, no columns", c.MDS, nil}} {
 			v := make([]fr.Element, c.Width)
 			for i := range v {
 				v[i] = rng.Fr()
 			}
-			got, want := make([]fr.Element, c.Width), make([]fr.Element, c.Width)
-			timesColumns(got, v, m.cols)
+			got, want := append([]fr.Element(nil), v...), make([]fr.Element, c.Width)
+			dense(got, make([]fr.Element, c.Width), m.m, m.cols)
 			rowTimes(want, v, m.m)
 			for j := range got {
 				if !got[j].Equal(&want[j]) {
 					t.Fatalf("arity %d %s: column %d differs", arity, m.name, j)
 				}
+			}
+			col := c.MDS.columns()[0]
+			tight := append(fr.Vector(nil), col...)[:len(col):len(col)]
+			if a, b := dot(col, v), dot(tight, v); !a.Equal(&b) {
+				t.Fatalf("arity %d: dot differs without spare capacity", arity)
 			}
 		}
 	}

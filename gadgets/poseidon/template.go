@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	logging "github.com/ipfs/go-log/v2"
 
 	"github.com/snarkd/snarkd/cs"
 	"github.com/snarkd/snarkd/gadgets/num"
@@ -57,10 +58,12 @@ type template struct {
 	// scratch lends replays their locals (*replayScratch): a WindowPoSt partition hashes
 	// hundreds of thousands of times, and fresh locals per hash were most of its garbage.
 	scratch sync.Pool
-	// native lends nativeHash its state (*nativeState); nativeErr is nativeMatches' verdict,
-	// and the witness-only path runs natively only when it is nil.
+	// native lends nativeHash its state (*nativeState); nativeErr is nativeMatches' verdict on
+	// checked, the constants the template was recorded from: the witness-only path runs
+	// natively, with those constants, only when it is nil.
 	native    sync.Pool
 	nativeErr error
+	checked   *Constants
 }
 
 // replayScratch is one replay's local values and variables; every local is written before it
@@ -210,6 +213,8 @@ func maxRef(lc tmplLC) ref {
 	return m
 }
 
+var log = logging.Logger("snarkd/poseidon")
+
 type tmplKey struct {
 	arity    int
 	strength Strength
@@ -232,7 +237,11 @@ func templateFor(c *Constants) (*template, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.nativeErr = t.nativeMatches(c)
+	t.checked = c
+	if t.nativeErr = t.nativeMatches(c); t.nativeErr != nil {
+		log.Errorw("witness-only hashes replay the template: the native path differs from it (a bug)",
+			"arity", c.Arity, "strength", c.Strength, "type", c.Type, "err", t.nativeErr)
+	}
 	templates[key] = t
 	return t, nil
 }

@@ -68,7 +68,8 @@ func (s *nativeState) fifth(i int, l, rk *fr.Element) error {
 }
 
 // nativeHash allocates into sys, a witness-only system, the hash's locals in the template's
-// order, one counted row after each, and returns the hash.
+// order, one counted row after each, and returns the hash; c are the constants nativeMatches
+// checked (the template's).
 func (t *template) nativeHash(sys cs.ConstraintSystem, preimage []num.AllocatedNum, c *Constants) (num.AllocatedNum, error) {
 	w := c.Width
 	s, _ := t.native.Get().(*nativeState)
@@ -103,15 +104,15 @@ func (t *template) nativeHash(sys cs.ConstraintSystem, preimage []num.AllocatedN
 	c.applyRoundMatrix(s.st, round, s.next)
 	round++
 	full := func(last bool) error {
-		var post []fr.Element
+		var keys []fr.Element // added after the S-boxes; none in the last round
 		if !last {
-			post = crc[off : off+w]
+			keys = crc[off : off+w]
 			off += w
 		}
 		for i := 0; i < w; i++ {
 			var rk *fr.Element
-			if post != nil {
-				rk = &post[i]
+			if keys != nil {
+				rk = &keys[i]
 			}
 			if err := s.sbox(i, rk); err != nil {
 				return err
@@ -149,22 +150,23 @@ func (t *template) nativeHash(sys cs.ConstraintSystem, preimage []num.AllocatedN
 	return num.AllocatedNum{Var: s.last, Value: out}, nil
 }
 
-// nativeMatches reports whether nativeHash allocates exactly the template's locals and rows on
-// a preimage of distinct values (a mismatch would be a bug in nativeHash; the template is used
-// then).
+// nativeMatches returns nil when nativeHash, run with c, allocates exactly the template's
+// locals and rows on a preimage of distinct values and returns its variable and value (the
+// order of operations does not depend on the values, so one preimage checks the structure);
+// an error would be a bug in nativeHash, and the template is used then.
 func (t *template) nativeMatches(c *Constants) error {
 	in := make([]fr.Element, c.Arity)
 	for i := range in {
 		in[i].SetUint64(uint64(0x9e3779b97f4a7c15) * uint64(i+1))
 		in[i].Square(&in[i])
 	}
-	run := func(native bool) (*cs.ProvingAssignment, fr.Element, error) {
+	run := func(native bool) (*cs.ProvingAssignment, num.AllocatedNum, error) {
 		pa := cs.NewWitnessAssignment(cs.Shape{NumAux: c.Arity + t.nLocals})
 		pre := make([]num.AllocatedNum, c.Arity)
 		for i := range pre {
 			a, err := num.Alloc(pa, in[i])
 			if err != nil {
-				return nil, fr.Element{}, err
+				return nil, num.AllocatedNum{}, err
 			}
 			pre[i] = a
 		}
@@ -175,7 +177,7 @@ func (t *template) nativeMatches(c *Constants) error {
 		} else {
 			h, err = t.replay(pa, pre)
 		}
-		return pa, h.Value, err
+		return pa, h, err
 	}
 	want, wh, err := run(false)
 	if err != nil {
@@ -186,15 +188,15 @@ func (t *template) nativeMatches(c *Constants) error {
 		return err
 	}
 	if got.Shape() != want.Shape() {
-		return fmt.Errorf("native witness of shape %+v, the template's %+v", got.Shape(), want.Shape())
+		return fmt.Errorf("poseidon: native witness of shape %+v, the template's %+v", got.Shape(), want.Shape())
 	}
 	for i := range want.Aux {
 		if !got.Aux[i].Equal(&want.Aux[i]) {
-			return fmt.Errorf("native witness differs from the template's at aux %d", i)
+			return fmt.Errorf("poseidon: native witness differs from the template's at aux %d", i)
 		}
 	}
-	if !gh.Equal(&wh) {
-		return fmt.Errorf("native hash differs from the template's")
+	if gh.Var != wh.Var || !gh.Value.Equal(&wh.Value) {
+		return fmt.Errorf("poseidon: native hash (variable %v) differs from the template's (%v)", gh.Var, wh.Var)
 	}
 	return nil
 }

@@ -47,20 +47,29 @@ func (m *msmWindows) seed(qs []gpu.Query, counts *[gpu.NumQueries]int, share fun
 	if m == nil {
 		return
 	}
+	missing := func() []windowKey {
+		var keys []windowKey
+		for _, q := range qs {
+			k := windowKey{q, uint64(counts[q])}
+			if _, ok := m.share[k]; !ok && k.n > 0 {
+				keys = append(keys, k)
+			}
+		}
+		return keys
+	}
+	m.mu.Lock()
+	need := len(missing()) > 0
+	m.mu.Unlock()
+	if !need {
+		return
+	}
+	s := share() // outside the lock: it reads the witness
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.share == nil {
 		m.share = map[windowKey]float64{}
 	}
-	s := -1.0
-	for _, q := range qs {
-		k := windowKey{q, uint64(counts[q])}
-		if _, ok := m.share[k]; ok || k.n == 0 {
-			continue
-		}
-		if s < 0 {
-			s = share()
-		}
+	for _, k := range missing() { // an MSM may have recorded its own share meanwhile
 		m.share[k] = s
 	}
 }
