@@ -89,41 +89,69 @@ func (c *Constants) HashUnoptimized(preimage []fr.Element) (fr.Element, error) {
 }
 
 func (c *Constants) permuteOptimized(st []fr.Element) {
+	_ = c.permute(st, make([]fr.Element, len(st)), plainBox)
+}
+
+// boxFunc replaces *x, element i of the state in round r, with x⁵ + rk (rk nil: none).
+type boxFunc func(r, i int, x, rk *fr.Element) error
+
+// plainBox is the S-box of the hash itself.
+func plainBox(_, _ int, x, rk *fr.Element) error {
+	sbox(x)
+	if rk != nil {
+		x.Add(x, rk)
+	}
+	return nil
+}
+
+// permute runs the optimized permutation (compressed round keys, added after the S-boxes;
+// sparse matrices in the partial rounds) on st, buf its scratch; box computes each S-box, so
+// that witness synthesis can allocate its intermediate values (nativeHash).
+func (c *Constants) permute(st, buf []fr.Element, box boxFunc) error {
 	crc := c.CompressedRoundConstants
-	buf := make([]fr.Element, len(st))
-	off := 0
 	for i := range st {
 		st[i].Add(&st[i], &crc[i])
 	}
-	off += c.Width
+	off := c.Width
 	round := 0
-	full := func(last bool) {
-		for i := range st {
-			sbox(&st[i])
-			if !last {
-				st[i].Add(&st[i], &crc[off+i])
-			}
-		}
+	full := func(last bool) error {
+		var keys []fr.Element // none after the last round's S-boxes
 		if !last {
+			keys = crc[off : off+c.Width]
 			off += c.Width
+		}
+		for i := range st {
+			var rk *fr.Element
+			if keys != nil {
+				rk = &keys[i]
+			}
+			if err := box(round, i, &st[i], rk); err != nil {
+				return err
+			}
 		}
 		c.applyRoundMatrix(st, round, buf)
 		round++
+		return nil
 	}
 	for i := 0; i < c.HalfFullRounds; i++ {
-		full(false)
+		if err := full(false); err != nil {
+			return err
+		}
 	}
 	for i := 0; i < c.PartialRounds; i++ {
-		sbox(&st[0])
-		st[0].Add(&st[0], &crc[off])
+		if err := box(round, 0, &st[0], &crc[off]); err != nil {
+			return err
+		}
 		off++
 		c.applyRoundMatrix(st, round, buf)
 		round++
 	}
 	for i := 1; i < c.HalfFullRounds; i++ {
-		full(false)
+		if err := full(false); err != nil {
+			return err
+		}
 	}
-	full(true)
+	return full(true)
 }
 
 // applyRoundMatrix applies the linear layer of round r: the pre-sparse matrix

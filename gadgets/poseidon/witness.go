@@ -39,20 +39,21 @@ func (s *nativeState) alloc(v *fr.Element) error {
 	return nil
 }
 
-// sbox replaces st[i] with its allocated input's fifth power plus rk (quinticSbox: the S-box
-// input, l², l⁴ and l⁴·l + rk are allocated).
-func (s *nativeState) sbox(i int, rk *fr.Element) error {
-	l := s.st[i]
-	if err := s.alloc(&l); err != nil {
-		return err
+// box is the S-box of the circuit (quinticSbox): the state element, a Num, is allocated as the
+// S-box input, then l², l⁴ and l⁴·l + rk. In the first round the preimage is allocated already
+// and the tag's S-box is a constant (quinticSboxPreAdd), so only l², l⁴ and the result are.
+func (s *nativeState) box(r, i int, x, rk *fr.Element) error {
+	if r == 0 && i == 0 {
+		return plainBox(r, i, x, rk)
 	}
-	return s.fifth(i, &l, rk)
-}
-
-// fifth sets st[i] to l⁵ + rk, allocating l², l⁴ and the result.
-func (s *nativeState) fifth(i int, l, rk *fr.Element) error {
+	l := *x
+	if r > 0 {
+		if err := s.alloc(&l); err != nil {
+			return err
+		}
+	}
 	var l2, l4 fr.Element
-	l2.Square(l)
+	l2.Square(&l)
 	if err := s.alloc(&l2); err != nil {
 		return err
 	}
@@ -60,11 +61,11 @@ func (s *nativeState) fifth(i int, l, rk *fr.Element) error {
 	if err := s.alloc(&l4); err != nil {
 		return err
 	}
-	s.st[i].Mul(&l4, l)
+	x.Mul(&l4, &l)
 	if rk != nil {
-		s.st[i].Add(&s.st[i], rk)
+		x.Add(x, rk)
 	}
-	return s.alloc(&s.st[i])
+	return s.alloc(x)
 }
 
 // nativeHash allocates into sys, a witness-only system, the hash's locals in the template's
@@ -81,66 +82,11 @@ func (t *template) nativeHash(sys cs.ConstraintSystem, preimage []num.AllocatedN
 		s.sys = nil
 		t.native.Put(s)
 	}()
-	crc := c.CompressedRoundConstants
 	s.st[0] = c.DomainTag
 	for i := 1; i < w; i++ {
 		s.st[i] = preimage[i-1].Value
 	}
-	// First round: the tag's S-box is a constant; the preimage is allocated already, so its
-	// S-boxes allocate (l+pre)², l⁴ and l⁴·(l+pre)+post (quinticSboxPreAdd).
-	pre, post := crc[:w], crc[w:2*w]
-	off := 2 * w
-	s.st[0].Add(&s.st[0], &pre[0])
-	sbox(&s.st[0])
-	s.st[0].Add(&s.st[0], &post[0])
-	for i := 1; i < w; i++ {
-		var l fr.Element
-		l.Add(&s.st[i], &pre[i])
-		if err := s.fifth(i, &l, &post[i]); err != nil {
-			return num.AllocatedNum{}, err
-		}
-	}
-	round := 0
-	c.applyRoundMatrix(s.st, round, s.next)
-	round++
-	full := func(last bool) error {
-		var keys []fr.Element // added after the S-boxes; none in the last round
-		if !last {
-			keys = crc[off : off+w]
-			off += w
-		}
-		for i := 0; i < w; i++ {
-			var rk *fr.Element
-			if keys != nil {
-				rk = &keys[i]
-			}
-			if err := s.sbox(i, rk); err != nil {
-				return err
-			}
-		}
-		c.applyRoundMatrix(s.st, round, s.next)
-		round++
-		return nil
-	}
-	for i := 1; i < c.HalfFullRounds; i++ {
-		if err := full(false); err != nil {
-			return num.AllocatedNum{}, err
-		}
-	}
-	for i := 0; i < c.PartialRounds; i++ {
-		if err := s.sbox(0, &crc[off]); err != nil {
-			return num.AllocatedNum{}, err
-		}
-		off++
-		c.applyRoundMatrix(s.st, round, s.next)
-		round++
-	}
-	for i := 0; i < c.HalfFullRounds-1; i++ {
-		if err := full(false); err != nil {
-			return num.AllocatedNum{}, err
-		}
-	}
-	if err := full(true); err != nil {
+	if err := c.permute(s.st, s.next, s.box); err != nil {
 		return num.AllocatedNum{}, err
 	}
 	out := s.st[1]
