@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,17 +261,11 @@ func genCircuitParams(c *cli.Context, p filCircuit, dir string, res *paramsGenRe
 	if _, err := os.Stat(path); err == nil && !c.Bool("force") {
 		return "", fmt.Errorf("%s exists; pass --force to overwrite it", path)
 	}
-	if f := c.String("cpuprofile"); f != "" {
-		out, err := os.Create(f)
-		if err != nil {
-			return "", err
-		}
-		defer out.Close()
-		if err := pprof.StartCPUProfile(out); err != nil {
-			return "", err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(c.String("cpuprofile"))
+	if err != nil {
+		return "", err
 	}
+	defer stopProfile()
 	fmt.Fprintf(c.App.ErrWriter, "WARNING: devnet parameters are INSECURE (public seed): for devnets and tests only\n")
 	fmt.Fprintf(c.App.ErrWriter, "setup of the %s %s circuit…\n", p.Name, p.Family)
 	prog := newProgressOut(c)
