@@ -49,6 +49,12 @@ func BenchmarkWinningPoSt32GiBSynthesis(b *testing.B) {
 func window32GiB(tb testing.TB) *Partition {
 	tb.Helper()
 	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow32GiBV1_1)
+	return windowPartition(tb, p)
+}
+
+// windowPartition returns a partition of p, SectorCount sectors, from synthetic vanilla proofs.
+func windowPartition(tb testing.TB, p *Proof) *Partition {
+	tb.Helper()
 	rnd := testRandomness(22)
 	vanilla := make([][]byte, p.SectorCount)
 	errs := make([]error, p.SectorCount)
@@ -76,6 +82,34 @@ func window32GiB(tb testing.TB) *Partition {
 // (benchPartitionSynthesis).
 func BenchmarkWindowPoSt32GiBSynthesis(b *testing.B) {
 	benchPartitionSynthesis(b, window32GiB(b).Circuit)
+}
+
+// BenchmarkWindowPoSt32GiBWitnessSectors is the witness-only synthesis of 256 sectors of the
+// 32 GiB WindowPoSt circuit (its trees and challenges, a ninth of its sectors), vectors recycled:
+// with -cpu 1,4,16 it shows how the witness scales with cores, without the full partition's
+// minute of setup.
+func BenchmarkWindowPoSt32GiBWitnessSectors(b *testing.B) {
+	p, _ := Lookup(abi.RegisteredPoStProof_StackedDrgWindow32GiBV1_1)
+	short := *p
+	short.SectorCount = 256
+	c := windowPartition(b, &short).Circuit
+	ctx := context.Background()
+	comp, err := Compile(ctx, c.Config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	witness := func() {
+		pa, err := WitnessOnly(ctx, c, comp, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pa.Recycle()
+	}
+	witness() // the first partition's page faults are not the steady state's
+	b.ResetTimer()
+	for b.Loop() {
+		witness()
+	}
 }
 
 // benchPartitionSynthesis runs a partition's sub-benchmarks: full synthesis by sector on

@@ -200,5 +200,41 @@ func BenchmarkHashWitness(b *testing.B) {
 				}
 			})
 		}
+		// Every goroutine hashes into its own witness-only assignment as the Merkle gadgets do
+		// (constants looked up, then HashCircuit): how the witness scales with cores on this
+		// host, shared lookups included (a partition's sectors run so, one goroutine each).
+		b.Run(fmt.Sprintf("%d/circuit-parallel", arity), func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				pa := cs.NewWitnessAssignment(cs.Shape{NumAux: t.nLocals})
+				for pb.Next() {
+					pa.Aux = pa.Aux[:0]
+					c, err := New(arity, Standard, HashType{Kind: MerkleTree})
+					if err == nil {
+						_, err = HashCircuit(pa, pre, c)
+					}
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
+}
+
+// BenchmarkMulParallel runs a chain of field multiplications on every goroutine: the host's
+// arithmetic rate per core as more cores run, apart from any memory traffic.
+func BenchmarkMulParallel(b *testing.B) {
+	b.RunParallel(func(pb *testing.PB) {
+		rng := xorshift.New(xorshift.TestSeed)
+		x, y := rng.Fr(), rng.Fr()
+		for pb.Next() {
+			for range 1000 {
+				x.Mul(&x, &y)
+			}
+		}
+		if x.IsZero() {
+			b.Error("zero product")
+		}
+	})
 }

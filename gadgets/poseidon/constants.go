@@ -106,9 +106,37 @@ var (
 	cache   = map[cacheKey]*Constants{}
 )
 
-// New returns the constants for an arity, strength and hash type. The
-// expensive part is computed once per (arity, strength) and shared.
+type typeKey struct {
+	arity    int
+	strength Strength
+	ht       HashType
+}
+
+// byType holds New's results. Gadgets ask for their constants once per hash, on every core at
+// once (a WindowPoSt partition's witness: 235,000 hashes), so a hit must take no lock.
+var byType sync.Map // typeKey → *Constants
+
+// New returns the constants for an arity, strength and hash type, shared by every caller (treat
+// them as read-only). The expensive part is computed once per (arity, strength).
 func New(arity int, s Strength, ht HashType) (*Constants, error) {
+	key := typeKey{arity, s, ht}
+	if c, ok := byType.Load(key); ok {
+		return c.(*Constants), nil
+	}
+	c, err := newConstants(arity, s, ht)
+	if err != nil {
+		return nil, err
+	}
+	// A ConstantLength type longer than the arity (the sponge's) can have any length: kept out
+	// of the map, which stays bounded by the arities and domain ids.
+	if ht.Kind == ConstantLength && ht.Param > uint64(arity) {
+		return c, nil
+	}
+	shared, _ := byType.LoadOrStore(key, c)
+	return shared.(*Constants), nil
+}
+
+func newConstants(arity int, s Strength, ht HashType) (*Constants, error) {
 	if arity < 1 || arity > MaxArity {
 		return nil, fmt.Errorf("poseidon: arity %d outside 1..%d", arity, MaxArity)
 	}

@@ -275,6 +275,38 @@ func TestDomainTags(t *testing.T) {
 	}
 }
 
+// New hands every caller of a type the same constants (a lookup takes no lock), with the
+// type's own domain tag; the sponge's lengths, which can be any, are not kept.
+func TestNewShared(t *testing.T) {
+	for _, tc := range []struct {
+		arity  int
+		s      Strength
+		ht     HashType
+		shared bool
+	}{
+		{8, Standard, HashType{Kind: MerkleTree}, true},
+		{2, Standard, SnapDealsType, true},
+		{4, Strengthened, HashType{Kind: ConstantLength, Param: 4}, true},
+		{4, Standard, HashType{Kind: ConstantLength, Param: 3}, true},
+		{4, Standard, HashType{Kind: ConstantLength, Param: 100}, false},
+	} {
+		a, b := mustNew(t, tc.arity, tc.s, tc.ht), mustNew(t, tc.arity, tc.s, tc.ht)
+		if (a == b) != tc.shared {
+			t.Errorf("%d %v %v: the same constants twice: %v, want %v", tc.arity, tc.s, tc.ht, a == b, tc.shared)
+		}
+		tag, err := tc.ht.DomainTag(tc.arity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Arity != tc.arity || a.Strength != tc.s || a.Type != tc.ht || !a.DomainTag.Equal(&tag) {
+			t.Errorf("%d %v %v: got arity %d, %v, %v, tag %s", tc.arity, tc.s, tc.ht, a.Arity, a.Strength, a.Type, a.DomainTag.Text(16))
+		}
+	}
+	if _, ok := byType.Load(typeKey{4, Standard, HashType{Kind: ConstantLength, Param: 100}}); ok {
+		t.Error("a sponge length was kept")
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	if _, err := New(0, Standard, HashType{}); err == nil {
 		t.Error("arity 0 accepted")

@@ -221,17 +221,22 @@ type tmplKey struct {
 	ht       HashType
 }
 
+// templates holds the recorded templates. Every hash of a witness looks its template up, on
+// every core at once, so a hit takes no lock; tmplMu keeps a template from being recorded twice.
 var (
 	tmplMu    sync.Mutex
-	templates = map[tmplKey]*template{}
+	templates sync.Map // tmplKey → *template
 )
 
 func templateFor(c *Constants) (*template, error) {
 	key := tmplKey{c.Arity, c.Strength, c.Type}
+	if t, ok := templates.Load(key); ok {
+		return t.(*template), nil
+	}
 	tmplMu.Lock()
 	defer tmplMu.Unlock()
-	if t, ok := templates[key]; ok {
-		return t, nil
+	if t, ok := templates.Load(key); ok {
+		return t.(*template), nil
 	}
 	t, err := recordTemplate(c)
 	if err != nil {
@@ -242,7 +247,7 @@ func templateFor(c *Constants) (*template, error) {
 		log.Errorw("witness-only hashes replay the template: the native path differs from it (a bug)",
 			"arity", c.Arity, "strength", c.Strength, "type", c.Type, "err", t.nativeErr)
 	}
-	templates[key] = t
+	templates.Store(key, t)
 	return t, nil
 }
 
