@@ -31,7 +31,7 @@ func pipelineBenchFlags(proof cli.Flag, proofs int) []cli.Flag {
 		&cli.StringFlag{Name: "circuit-dir", Usage: "directory for compiled circuits (default: a temporary one, so the circuit is recorded once per run)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the synthetic requests"},
 		&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the whole run (keys, circuits, every request) to this file, for `go tool pprof`"},
+		&cli.StringFlag{Name: "cpuprofile", Usage: "write a CPU profile of the run (keys, circuits, every request) to `FILE`, for go tool pprof"},
 	}
 }
 

@@ -299,7 +299,7 @@ func workerCommand() *cli.Command {
 			Usage: "register with a miner (WorkerConnect) and stay registered across miner restarts",
 			Flags: []cli.Flag{apiInfoFlag,
 				&cli.StringFlag{Name: "miner-api-info", Required: true, EnvVars: []string{"MINER_API_INFO"},
-					Usage: "the miner's TOKEN:MULTIADDR with an admin token (`lotus-miner auth api-info --perm admin`)"},
+					Usage: "the miner's `TOKEN:MULTIADDR` with an admin token (from lotus-miner auth api-info --perm admin)"},
 				&cli.StringFlag{Name: "worker-url", Usage: "URL the miner dials back (default: the daemon's listen address)"},
 				jsonFlag,
 			},

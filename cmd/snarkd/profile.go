@@ -18,6 +18,7 @@ func startCPUProfile(path string) (stop func() error, err error) {
 	}
 	if err := pprof.StartCPUProfile(out); err != nil {
 		out.Close()
+		os.Remove(path) // created empty above; nothing will be written to it
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	return func() error {

@@ -66,9 +66,9 @@ func (h HashType) DomainTag(arity int) (fr.Element, error) {
 // SnapDealsType is HashType::Custom(CType::Arbitrary(1)), tag 2^40.
 var SnapDealsType = HashType{Kind: Custom, Param: 1}
 
-// Constants holds everything a permutation of one arity needs. Its slices
-// are shared between all Constants of one (arity, strength) and must be
-// treated as read-only.
+// Constants holds everything a permutation of one arity needs. New hands
+// every caller of a type the same Constants, whose slices are also shared
+// between all types of one (arity, strength): treat them as read-only.
 type Constants struct {
 	Arity, Width                              int
 	FullRounds, HalfFullRounds, PartialRounds int
@@ -127,9 +127,10 @@ func New(arity int, s Strength, ht HashType) (*Constants, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A ConstantLength type longer than the arity (the sponge's) can have any length: kept out
-	// of the map, which stays bounded by the arities and domain ids.
-	if ht.Kind == ConstantLength && ht.Param > uint64(arity) {
+	// Only the types whose parameter is bounded are kept, so that the map stays small: a
+	// ConstantLength longer than the arity (the sponge's) can have any length, and a
+	// MerkleTree's parameter, which its tag ignores, any value.
+	if (ht.Kind == ConstantLength && ht.Param > uint64(arity)) || (ht.Kind == MerkleTree && ht.Param != 0) {
 		return c, nil
 	}
 	shared, _ := byType.LoadOrStore(key, c)

@@ -276,7 +276,7 @@ func TestDomainTags(t *testing.T) {
 }
 
 // New hands every caller of a type the same constants (a lookup takes no lock), with the
-// type's own domain tag; the sponge's lengths, which can be any, are not kept.
+// type's own domain tag; types whose parameter can take any value are not kept.
 func TestNewShared(t *testing.T) {
 	for _, tc := range []struct {
 		arity  int
@@ -289,6 +289,7 @@ func TestNewShared(t *testing.T) {
 		{4, Strengthened, HashType{Kind: ConstantLength, Param: 4}, true},
 		{4, Standard, HashType{Kind: ConstantLength, Param: 3}, true},
 		{4, Standard, HashType{Kind: ConstantLength, Param: 100}, false},
+		{8, Standard, HashType{Kind: MerkleTree, Param: 3}, false},
 	} {
 		a, b := mustNew(t, tc.arity, tc.s, tc.ht), mustNew(t, tc.arity, tc.s, tc.ht)
 		if (a == b) != tc.shared {
